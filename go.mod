@@ -1,0 +1,3 @@
+module github.com/leasehold-go/leasehold
+
+go 1.26
