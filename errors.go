@@ -97,3 +97,5 @@ func (e *StoreError) Is(target error) bool { return target == ErrStore }
 
 // Unwrap returns the underlying error.
 func (e *StoreError) Unwrap() error { return e.Err }
+
+var errShortBatch = errors.New("batch renewal returned fewer results than grants")

@@ -27,13 +27,18 @@ type Options struct {
 // Store is an in-memory leasehold.Store. It also implements Notifier and
 // Lister. The zero value is not usable; call New.
 type Store struct {
+	*state
+	closed bool // guarded by state.mu
+}
+
+// state is the data every handle on one store shares.
+type state struct {
 	now func() time.Time
 
 	mu     sync.Mutex
 	leases map[string]entry
 	tokens map[string]uint64
 	subs   map[string]map[chan struct{}]struct{}
-	closed bool
 }
 
 type entry struct {
@@ -50,7 +55,7 @@ var (
 
 // New returns an empty store.
 func New(opts *Options) *Store {
-	s := &Store{
+	s := &state{
 		now:    time.Now,
 		leases: make(map[string]entry),
 		tokens: make(map[string]uint64),
@@ -59,8 +64,13 @@ func New(opts *Options) *Store {
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
 	}
-	return s
+	return &Store{state: s}
 }
+
+// Reopen returns a new handle on the same leases and counters, as if
+// another process opened the same store. Closing one handle does not
+// close the others.
+func (s *Store) Reopen() *Store { return &Store{state: s.state} }
 
 // Info reports the store's bounds. Tokens are safe for the life of the Store.
 func (s *Store) Info() leasehold.Info {

@@ -1,0 +1,96 @@
+package leasehold
+
+import (
+	"context"
+	"time"
+)
+
+// batchGroup renews every lease a client holds with one TTL on a
+// BatchRenewer store in one call per renew period, so holding many leases
+// costs one round trip per period, not one per lease.
+type batchGroup struct {
+	c       *Client
+	ttl     time.Duration
+	members map[*Lease]struct{} // guarded by c.mu
+	stop    chan struct{}
+}
+
+// join adds l to its batch group, starting the group if needed. It reports
+// whether l is renewed by a group. c.mu must be held.
+func (c *Client) join(l *Lease) bool {
+	if _, ok := c.store.(BatchRenewer); !ok {
+		return false
+	}
+	g := c.groups[l.ttl]
+	if g == nil {
+		g = &batchGroup{c: c, ttl: l.ttl, members: make(map[*Lease]struct{}), stop: make(chan struct{})}
+		c.groups[l.ttl] = g
+		go g.run()
+	}
+	g.members[l] = struct{}{}
+	return true
+}
+
+// leave removes l from its batch group and stops an empty group. c.mu must
+// be held.
+func (c *Client) leave(l *Lease) {
+	g := c.groups[l.ttl]
+	if g == nil {
+		return
+	}
+	delete(g.members, l)
+	if len(g.members) == 0 {
+		close(g.stop)
+		delete(c.groups, l.ttl)
+	}
+}
+
+func (g *batchGroup) run() {
+	o := &g.c.opts
+	br := g.c.store.(BatchRenewer)
+	interval := time.Duration(float64(g.ttl) * o.RenewFraction)
+	delay := jitter(interval, 0.1)
+	failures := 0
+	for {
+		t := o.Clock.NewTimer(delay)
+		select {
+		case <-g.stop:
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		g.c.mu.Lock()
+		ls := make([]*Lease, 0, len(g.members))
+		gs := make([]Grant, 0, len(g.members))
+		for l := range g.members {
+			ls = append(ls, l)
+			gs = append(gs, l.grant)
+		}
+		g.c.mu.Unlock()
+		if len(ls) == 0 {
+			delay = jitter(interval, 0.1)
+			continue
+		}
+		sent := o.Clock.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), max(o.holdFor(g.ttl)-interval, interval))
+		res, err := br.RenewMany(ctx, gs)
+		cancel()
+		if err == nil && len(res) != len(ls) {
+			err = &StoreError{Store: g.c.info.Name, Op: "renew", Err: errShortBatch}
+		}
+		for i, l := range ls {
+			r := renewResult{sent: sent, err: err}
+			if err == nil {
+				r.err = res[i].Err
+			}
+			l.deliver(r)
+		}
+		if err != nil {
+			failures++
+			delay = min(o.Backoff.Delay(failures), interval/2)
+		} else {
+			failures = 0
+			delay = jitter(interval, 0.1)
+		}
+	}
+}

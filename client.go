@@ -1,0 +1,219 @@
+package leasehold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Client acquires leases from a Store and runs their lifecycle: renewal,
+// the holder-side deadline, and cancellation of each lease's context the
+// moment ownership ends. A Client is safe for concurrent use.
+type Client struct {
+	store Store
+	info  Info
+	opts  Options
+
+	mu     sync.Mutex
+	leases map[*Lease]struct{}
+	groups map[time.Duration]*batchGroup // BatchRenewer stores: one group per TTL
+	closed bool
+}
+
+// New returns a client over store. A nil opts means the defaults. It
+// fails only on invalid options.
+func New(store Store, opts *Options) (*Client, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Client{
+		store:  store,
+		info:   store.Info(),
+		opts:   o,
+		leases: make(map[*Lease]struct{}),
+		groups: make(map[time.Duration]*batchGroup),
+	}, nil
+}
+
+// Store returns the client's store.
+func (c *Client) Store() Store { return c.store }
+
+// errWaitOver is the cause of an acquire's context when its Wait ran out.
+var errWaitOver = errors.New("leasehold: wait ran out")
+
+// Acquire acquires key. With a zero opts.Wait it tries once and returns a
+// *HeldError (errors.Is ErrHeld) if another owner holds the key. With a
+// positive Wait it waits up to that long, waking on the store's
+// notification when it has one and otherwise retrying with capped
+// exponential backoff and full jitter; when the wait runs out it returns the
+// last *HeldError. If ctx ends first it returns ctx's error
+// (context.Canceled or context.DeadlineExceeded, with its cause).
+//
+// The lease's context derives from ctx's values but not its cancellation:
+// ctx bounds the acquire only. Release the lease, or use Do.
+func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (*Lease, error) {
+	req, err := c.request(key, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Wait < 0 {
+		return nil, fmt.Errorf("%w: wait %s is negative", ErrInvalidWait, opts.Wait)
+	}
+	if err := c.checkOpen(); err != nil {
+		return nil, err
+	}
+	if opts.Wait == 0 {
+		sent := c.opts.Clock.Now()
+		g, err := c.store.Acquire(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return c.start(ctx, g, sent, req.TTL)
+	}
+	wctx := ctx
+	if opts.Wait != WaitForever {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeoutCause(ctx, opts.Wait, errWaitOver)
+		defer cancel()
+	}
+	g, sent, err := c.wait(wctx, req)
+	if err != nil {
+		if ctx.Err() == nil && context.Cause(wctx) == errWaitOver {
+			return nil, c.lastHolder(ctx, key, err)
+		}
+		return nil, err
+	}
+	return c.start(ctx, g, sent, req.TTL)
+}
+
+func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error) {
+	if err := ValidateKey(key); err != nil {
+		return AcquireRequest{}, err
+	}
+	ttl := opts.TTL
+	if ttl == 0 {
+		ttl = c.opts.TTL
+	}
+	if err := ValidateTTL(ttl, c.info); err != nil {
+		return AcquireRequest{}, err
+	}
+	if c.opts.holdFor(ttl) <= 0 {
+		return AcquireRequest{}, fmt.Errorf("%w: TTL %s leaves no time after the drift allowance (rho %v, margin %s)", ErrInvalidTTL, ttl, c.opts.Rho, c.opts.Margin)
+	}
+	return AcquireRequest{Key: key, Owner: NewOwnerID(), Label: c.opts.Label, TTL: ttl}, nil
+}
+
+// wait retries req until it is granted or ctx ends.
+func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time, error) {
+	if w, ok := c.store.(Waiter); ok {
+		sent := c.opts.Clock.Now()
+		g, err := w.AcquireWait(ctx, req)
+		return g, sent, err
+	}
+	var wake <-chan struct{}
+	if n, ok := c.store.(Notifier); ok {
+		ch, unsubscribe, err := n.Subscribe(ctx, req.Key)
+		if err != nil {
+			return Grant{}, time.Time{}, err
+		}
+		defer unsubscribe()
+		wake = ch
+	}
+	for attempt := 1; ; attempt++ {
+		sent := c.opts.Clock.Now()
+		g, err := c.store.Acquire(ctx, req)
+		if err == nil {
+			return g, sent, nil
+		}
+		if !errors.Is(err, ErrHeld) {
+			if ctx.Err() != nil {
+				return Grant{}, time.Time{}, ctx.Err()
+			}
+			return Grant{}, time.Time{}, err
+		}
+		t := c.opts.Clock.NewTimer(c.opts.Backoff.Delay(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if context.Cause(ctx) == errWaitOver {
+				return Grant{}, time.Time{}, err // the last *HeldError
+			}
+			return Grant{}, time.Time{}, ctx.Err()
+		case <-wake:
+			t.Stop()
+			attempt = 0 // a release was announced: start the backoff over
+		case <-t.C():
+		}
+	}
+}
+
+// lastHolder turns a wait that ran out into a *HeldError naming the holder.
+func (c *Client) lastHolder(ctx context.Context, key string, err error) error {
+	var he *HeldError
+	if errors.As(err, &he) {
+		return he
+	}
+	if h, herr := c.store.Holder(ctx, key); herr == nil {
+		return &HeldError{Key: key, Label: h.Label, Token: h.Token, Remaining: h.Remaining}
+	}
+	return &HeldError{Key: key}
+}
+
+func (c *Client) checkOpen() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Do acquires key (waiting as opts says), runs fn with a context that ends
+// when ctx ends or the lease is lost, and releases the lease on every path,
+// including a panic in fn (which is re-raised after the release). It
+// returns fn's error; if the lease was lost while fn ran, the *LostError is
+// joined to it, because fn's work may have run unprotected.
+func (c *Client) Do(ctx context.Context, key string, opts AcquireOptions, fn func(ctx context.Context, l *Lease) error) (err error) {
+	l, err := c.Acquire(ctx, key, opts)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(l.Context(), func() { cancel(context.Cause(l.Context())) })
+	defer func() {
+		stop()
+		cancel(nil)
+		rerr := l.Release(ctx)
+		if errors.Is(rerr, ErrLost) {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	return fn(runCtx, l)
+}
+
+// Close releases every lease the client still holds and stops its
+// goroutines. Later acquires fail with ErrClosed. It does not close the
+// store.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	ls := make([]*Lease, 0, len(c.leases))
+	for l := range c.leases {
+		ls = append(ls, l)
+	}
+	c.mu.Unlock()
+	var errs []error
+	for _, l := range ls {
+		if err := l.Release(context.Background()); err != nil && !errors.Is(err, ErrLost) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,182 @@
+package leasehold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leasehold-go/leasehold/fence"
+)
+
+// Lease is a held lease. Its Context is cancelled, with a cause, the moment
+// ownership ends: released (ErrReleased), refused on renewal or reported gone
+// by the store (*LostError wrapping ErrNotHeld), or the holder-side deadline
+// passed without a successful renewal (*LostError wrapping ErrExpired).
+// The context carries the fencing token for fence.TokenFrom and
+// fence.RoundTripper.
+type Lease struct {
+	c     *Client
+	ttl   time.Duration
+	grant Grant // immutable after start
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	deadline time.Time
+	released bool // store.Release has been called
+
+	results chan renewResult // from the renew goroutine or the batch group
+	stop    chan struct{}    // closed by Release
+	exited  chan struct{}    // closed when run returns
+
+	releaseOnce sync.Once
+	releaseErr  error
+}
+
+type renewResult struct {
+	sent time.Time
+	err  error
+}
+
+// start turns a grant sent at sent into a held lease.
+func (c *Client) start(ctx context.Context, g Grant, sent time.Time, ttl time.Duration) (*Lease, error) {
+	deadline := sent.Add(c.opts.holdFor(ttl))
+	lctx, cancel := context.WithCancelCause(fence.WithToken(context.WithoutCancel(ctx), g.Token))
+	l := &Lease{
+		c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, deadline: deadline,
+		results: make(chan renewResult, 1),
+		stop:    make(chan struct{}),
+		exited:  make(chan struct{}),
+	}
+	if !c.opts.Clock.Now().Before(deadline) {
+		// A late "you have the lock": the reply came after the holder's
+		// deadline, so the grant may already belong to someone else.
+		err := &LostError{Key: g.Key, Token: g.Token, Reason: fmt.Errorf("%w: the grant arrived after the holder's deadline", ErrExpired)}
+		cancel(err)
+		l.storeRelease(ctx)
+		close(l.exited)
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		cancel(ErrClosed)
+		l.storeRelease(ctx)
+		close(l.exited)
+		return nil, ErrClosed
+	}
+	c.leases[l] = struct{}{}
+	batched := c.join(l)
+	c.mu.Unlock()
+	go l.run(batched)
+	return l, nil
+}
+
+// Key returns the lease's key.
+func (l *Lease) Key() string { return l.grant.Key }
+
+// Token returns the fencing token of the grant.
+func (l *Lease) Token() uint64 { return l.grant.Token }
+
+// Owner returns the owner id that proves ownership to the store.
+func (l *Lease) Owner() string { return l.grant.Owner }
+
+// TTL returns the lease's TTL.
+func (l *Lease) TTL() time.Duration { return l.ttl }
+
+// Grant returns the store's grant.
+func (l *Lease) Grant() Grant { return l.grant }
+
+// Context returns a context that is cancelled when ownership ends; its
+// cause (context.Cause) says why. It carries the fencing token.
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Done is Context().Done().
+func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
+
+// Err returns nil while the lease is held, then why it ended
+// (ErrReleased, or a *LostError).
+func (l *Lease) Err() error { return context.Cause(l.ctx) }
+
+// Deadline returns the holder-side deadline: t_send of the last successful
+// acquire or renew + TTL*(1-rho) - margin.
+func (l *Lease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+// Remaining returns the holder-side time left, 0 once the lease has ended.
+func (l *Lease) Remaining() time.Duration {
+	if l.ctx.Err() != nil {
+		return 0
+	}
+	d := l.Deadline().Sub(l.c.opts.Clock.Now())
+	if d < 0 {
+		return 0
+	}
+	return d
+}
+
+// Checkpoint returns nil if the lease is held with at least need left, and
+// otherwise an error: the lease's end cause, or one wrapping
+// ErrInsufficientTime. Call it before each side effect. It narrows the
+// unsafe window; only a fence closes it.
+func (l *Lease) Checkpoint(need time.Duration) error {
+	if err := l.Err(); err != nil {
+		return err
+	}
+	if left := l.Remaining(); left < need {
+		return fmt.Errorf("%w: lease on %q has %s left, the step needs %s", ErrInsufficientTime, l.grant.Key, left, need)
+	}
+	return nil
+}
+
+// Release ends the lease: it cancels the lease's context with ErrReleased,
+// then deletes the grant from the store on a context detached from ctx
+// (which may already be cancelled) with the client's ReleaseTimeout. It
+// returns nil on success; the *LostError if the lease had been lost before
+// the release (the holder's work may have run unprotected); or the store's
+// error. Calling it again returns the same result.
+func (l *Lease) Release(ctx context.Context) error {
+	l.releaseOnce.Do(func() {
+		close(l.stop)
+		<-l.exited
+		if cause := context.Cause(l.ctx); errors.Is(cause, ErrLost) {
+			l.releaseErr = cause
+			return
+		}
+		l.cancel(ErrReleased)
+		err := l.storeRelease(ctx)
+		if errors.Is(err, ErrNotHeld) {
+			err = &LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: err}
+		}
+		l.releaseErr = err
+	})
+	return l.releaseErr
+}
+
+// storeRelease calls the store's Release once per lease, so that a store's
+// private resources (a dedicated connection) are freed exactly once.
+func (l *Lease) storeRelease(ctx context.Context) error {
+	l.mu.Lock()
+	if l.released {
+		l.mu.Unlock()
+		return nil
+	}
+	l.released = true
+	l.mu.Unlock()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	defer cancel()
+	return l.c.store.Release(rctx, l.grant)
+}
+
+// lose ends the lease with cause, frees the store's side best-effort, and
+// forgets it.
+func (l *Lease) lose(reason error) {
+	l.cancel(&LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: reason})
+	_ = l.storeRelease(context.Background())
+}

@@ -1,0 +1,204 @@
+package leasetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// waitDone waits up to limit for ch to close.
+func waitDone(t *testing.T, ch <-chan struct{}, limit time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(limit):
+		t.Fatalf("%s did not happen within %s", what, limit)
+	}
+}
+
+func (s *suite) clientRenews(t *testing.T) {
+	st := s.open(t)
+	c := s.client(t, st, nil)
+	k := key(t, "k")
+	l, err := c.Acquire(ctxT(t), k, leasehold.AcquireOptions{TTL: s.ttl})
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	// Hold for 4 TTLs: only renewal can keep it.
+	deadline := time.Now().Add(4 * s.ttl)
+	for time.Now().Before(deadline) {
+		select {
+		case <-l.Done():
+			t.Fatalf("lease ended while renewing: %v", l.Err())
+		case <-time.After(s.ttl / 5):
+		}
+		if _, err := st.Acquire(ctxT(t), req(k, s.ttl)); !errors.Is(err, leasehold.ErrHeld) {
+			t.Fatalf("another owner's acquire while renewed: got %v, want ErrHeld", err)
+		}
+	}
+	if l.Remaining() <= 0 {
+		t.Errorf("Remaining = %s while held", l.Remaining())
+	}
+	if err := l.Checkpoint(0); err != nil {
+		t.Errorf("Checkpoint(0) while held: %v", err)
+	}
+	if err := l.Checkpoint(time.Hour); !errors.Is(err, leasehold.ErrInsufficientTime) {
+		t.Errorf("Checkpoint(1h) with a %s TTL: got %v, want ErrInsufficientTime", s.ttl, err)
+	}
+	if err := l.Release(ctxT(t)); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if !errors.Is(l.Err(), leasehold.ErrReleased) {
+		t.Errorf("cause after release = %v, want ErrReleased", l.Err())
+	}
+	if _, err := st.Holder(ctxT(t), k); !errors.Is(err, leasehold.ErrNotHeld) {
+		t.Errorf("Holder after release: got %v, want ErrNotHeld", err)
+	}
+}
+
+func (s *suite) refusalCancels(t *testing.T) {
+	st := s.open(t)
+	c := s.client(t, st, nil)
+	k := key(t, "k")
+	l, err := c.Acquire(ctxT(t), k, leasehold.AcquireOptions{TTL: s.ttl})
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	// Someone deletes the grant behind the holder's back and takes the key:
+	// the next renewal is refused and must end the lease at once.
+	if err := st.Release(ctxT(t), l.Grant()); err != nil {
+		t.Fatalf("release behind the holder's back: %v", err)
+	}
+	other, err := st.Acquire(ctxT(t), req(k, 30*time.Second))
+	if err != nil {
+		t.Fatalf("takeover: %v", err)
+	}
+	defer st.Release(ctxT(t), other)
+	waitDone(t, l.Done(), 2*s.ttl+5*time.Second, "cancellation of the lease's context")
+	cause := l.Err()
+	var lost *leasehold.LostError
+	if !errors.As(cause, &lost) || !errors.Is(cause, leasehold.ErrLost) {
+		t.Fatalf("cause = %v, want a *LostError", cause)
+	}
+	if !errors.Is(cause, leasehold.ErrNotHeld) && !errors.Is(cause, leasehold.ErrExpired) {
+		t.Errorf("cause = %v, want it to wrap ErrNotHeld or ErrExpired", cause)
+	}
+	if err := l.Checkpoint(0); !errors.Is(err, leasehold.ErrLost) {
+		t.Errorf("Checkpoint after loss: got %v, want ErrLost", err)
+	}
+	if err := l.Release(ctxT(t)); !errors.Is(err, leasehold.ErrLost) {
+		t.Errorf("Release after loss: got %v, want the loss", err)
+	}
+	if h, err := st.Holder(ctxT(t), k); err != nil || h.Token != other.Token {
+		t.Errorf("the lost holder's release touched the new holder: Holder = %+v, %v", h, err)
+	}
+}
+
+func (s *suite) releaseCancelled(t *testing.T) {
+	st := s.open(t)
+	c := s.client(t, st, nil)
+	k := key(t, "k")
+	ctx, cancel := context.WithCancel(context.Background())
+	l, err := c.Acquire(ctx, k, leasehold.AcquireOptions{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	cancel()
+	select {
+	case <-l.Done():
+		t.Fatalf("cancelling the acquire's context ended the lease: %v", l.Err())
+	default:
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatalf("release on a cancelled context: %v", err)
+	}
+	if _, err := st.Holder(ctxT(t), k); !errors.Is(err, leasehold.ErrNotHeld) {
+		t.Errorf("key still held after a release on a cancelled context: %v", err)
+	}
+}
+
+func (s *suite) doPanics(t *testing.T) {
+	st := s.open(t)
+	c := s.client(t, st, nil)
+	k := key(t, "k")
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the panic re-raised", r)
+			}
+		}()
+		_ = c.Do(ctxT(t), k, leasehold.AcquireOptions{TTL: 30 * time.Second}, func(ctx context.Context, l *leasehold.Lease) error {
+			panic("boom")
+		})
+	}()
+	if _, err := st.Holder(ctxT(t), k); !errors.Is(err, leasehold.ErrNotHeld) {
+		t.Errorf("key still held after Do panicked: %v", err)
+	}
+	ran := false
+	err := c.Do(ctxT(t), k, leasehold.AcquireOptions{TTL: 30 * time.Second}, func(ctx context.Context, l *leasehold.Lease) error {
+		ran = true
+		if _, err := st.Acquire(ctx, req(k, time.Minute)); !errors.Is(err, leasehold.ErrHeld) {
+			t.Errorf("acquire by another inside Do: got %v, want ErrHeld", err)
+		}
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("Do = %v, ran %v", err, ran)
+	}
+}
+
+func (s *suite) waiterWakes(t *testing.T) {
+	st := s.open(t)
+	c := s.client(t, st, nil)
+	k := key(t, "k")
+	holder, err := c.Acquire(ctxT(t), k, leasehold.AcquireOptions{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	got := make(chan *leasehold.Lease, 1)
+	errc := make(chan error, 1)
+	go func() {
+		l, err := c.Acquire(ctxT(t), k, leasehold.AcquireOptions{TTL: 30 * time.Second, Wait: 30 * time.Second})
+		if err != nil {
+			errc <- err
+			return
+		}
+		got <- l
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := holder.Release(ctxT(t)); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	select {
+	case l := <-got:
+		if l.Token() <= holder.Token() {
+			t.Errorf("waiter's token %d not greater than %d", l.Token(), holder.Token())
+		}
+		_ = l.Release(ctxT(t))
+	case err := <-errc:
+		t.Fatalf("waiter: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("waiter did not get the key within 20s of its release")
+	}
+}
+
+func (s *suite) waiterGivesUp(t *testing.T) {
+	st := s.open(t)
+	c := s.client(t, st, nil)
+	k := key(t, "k")
+	holder, err := c.Acquire(ctxT(t), k, leasehold.AcquireOptions{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	defer holder.Release(ctxT(t))
+	_, err = c.Acquire(ctxT(t), k, leasehold.AcquireOptions{TTL: 30 * time.Second, Wait: 300 * time.Millisecond})
+	if !errors.Is(err, leasehold.ErrHeld) {
+		t.Fatalf("waiter that ran out of wait: got %v, want ErrHeld", err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, leasehold.ErrStore) {
+		t.Errorf("giving up must be told apart from cancellation and store failure: %v", err)
+	}
+}

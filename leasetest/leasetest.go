@@ -1,0 +1,150 @@
+// Package leasetest is the conformance suite for leasehold stores, in the
+// manner of testing/slogtest and testing/fstest: a store's own tests call Run
+// with a way to open the store, and every subtest names the rule of
+// leasehold's semantics it checks (rule numbers follow the project's
+// semantics notes: 1 exclusive acquire, 2 renew by owner, 3 token-checked
+// release, 4 opaque keys, 5 increasing tokens, 8-10 holder-side time and
+// loss, 13-14 waiting).
+//
+// The suite drives the Store contract directly and through a
+// leasehold.Client, so both the store and the lifecycle on top of it are
+// checked. Run it against the real server, never an imitation.
+package leasetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// Config tells Run how to reach the store under test.
+type Config struct {
+	// Open returns a new handle on the store under test. Every call must
+	// reach the same backing data (the same server or file), so the suite
+	// can close one handle and open another. Run closes what it opens.
+	Open func(t testing.TB) leasehold.Store
+	// ShortTTL is the TTL of the expiry and renewal tests. Zero means
+	// 300 ms, raised to the store's MinTTL.
+	ShortTTL time.Duration
+	// Restart, if set, kills and restarts the backing server (or
+	// simulates a machine crash for a file store). The suite then checks
+	// that tokens keep increasing and that no lease is silently kept.
+	Restart func(t testing.TB)
+	// Contenders is the number of concurrent acquirers in the exclusivity
+	// test. Zero means 100.
+	Contenders int
+}
+
+type suite struct {
+	cfg Config
+	ttl time.Duration // ShortTTL
+}
+
+// Run runs the conformance suite. Each subtest uses its own keys, so a
+// failure in one does not cascade into the others.
+func Run(t *testing.T, cfg Config) {
+	t.Helper()
+	if cfg.Open == nil {
+		t.Fatal("leasetest: Config.Open is nil")
+	}
+	probe := cfg.Open(t)
+	info := probe.Info()
+	_ = probe.Close()
+	if cfg.ShortTTL == 0 {
+		cfg.ShortTTL = 300 * time.Millisecond
+	}
+	if cfg.ShortTTL < info.MinTTL {
+		cfg.ShortTTL = info.MinTTL
+	}
+	if cfg.Contenders == 0 {
+		cfg.Contenders = 100
+	}
+	s := &suite{cfg: cfg, ttl: cfg.ShortTTL}
+	opt := goleak.IgnoreCurrent()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
+		{"rule1_acquire_is_exclusive_under_contention", s.exclusive},
+		{"rule1_held_error_names_holder", s.heldError},
+		{"rule1_expiry_lets_another_owner_in", s.expiryLetsIn},
+		{"rule2_renew_by_owner_extends", s.renewExtends},
+		{"rule2_renew_and_release_by_wrong_owner_refused_and_harmless", s.wrongOwner},
+		{"rule2_renew_and_release_with_stale_token_refused_and_harmless", s.staleToken},
+		{"rule2_renew_after_takeover_fails", s.renewAfterTakeover},
+		{"rule3_release_frees_key_at_once", s.releaseFrees},
+		{"rule3_release_on_cancelled_context_still_frees", s.releaseCancelled},
+		{"rule4_keys_are_opaque", s.opaqueKeys},
+		{"rule4_bad_keys_ttls_and_waits_refused", s.badInput},
+		{"rule5_token_increases_across_release", s.tokenRelease},
+		{"rule5_token_increases_across_expiry", s.tokenExpiry},
+		{"rule5_token_increases_across_reopen", s.tokenReopen},
+		{"rule5_token_increases_across_restart", s.tokenRestart},
+		{"rule9_client_renews_before_expiry", s.clientRenews},
+		{"rule10_refused_renewal_cancels_lease_context", s.refusalCancels},
+		{"rule10_do_releases_on_panic", s.doPanics},
+		{"rule13_waiter_gets_key_after_release", s.waiterWakes},
+		{"rule14_waiter_that_gives_up_gets_held_error", s.waiterGivesUp},
+		{"cancellation_honoured_everywhere", s.cancellation},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.fn)
+	}
+	t.Run("no_goroutine_leaks", func(t *testing.T) {
+		goleak.VerifyNone(t, opt)
+	})
+}
+
+// open opens a handle that is closed when t ends.
+func (s *suite) open(t *testing.T) leasehold.Store {
+	t.Helper()
+	st := s.cfg.Open(t)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// client returns a client over st, closed when t ends.
+func (s *suite) client(t *testing.T, st leasehold.Store, o *leasehold.Options) *leasehold.Client {
+	t.Helper()
+	c, err := leasehold.New(st, o)
+	if err != nil {
+		t.Fatalf("leasehold.New: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// key returns a key unique to the test.
+func key(t *testing.T, suffix string) string {
+	return "leasetest/" + t.Name() + "/" + time.Now().Format("150405.000000000") + "/" + suffix
+}
+
+func req(k string, ttl time.Duration) leasehold.AcquireRequest {
+	return leasehold.AcquireRequest{Key: k, Owner: leasehold.NewOwnerID(), Label: "leasetest", TTL: ttl}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// acquireEventually retries r until it is granted, for up to limit.
+func acquireEventually(t *testing.T, st leasehold.Store, r leasehold.AcquireRequest, limit time.Duration) leasehold.Grant {
+	t.Helper()
+	end := time.Now().Add(limit)
+	for {
+		g, err := st.Acquire(ctxT(t), r)
+		if err == nil {
+			return g
+		}
+		if time.Now().After(end) {
+			t.Fatalf("key %q not granted within %s: last error %v", r.Key, limit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

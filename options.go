@@ -1,0 +1,111 @@
+package leasehold
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	DefaultTTL            = 15 * time.Second
+	DefaultRho            = 0.01
+	DefaultMargin         = 5 * time.Millisecond
+	DefaultReleaseTimeout = 5 * time.Second
+)
+
+// Options configure a Client. The zero value means the documented defaults.
+type Options struct {
+	// TTL is the lease duration when AcquireOptions.TTL is zero.
+	// Default DefaultTTL (15 s).
+	TTL time.Duration
+	// Label names this holder to others (in HeldError and Holder).
+	// Default DefaultLabel() ("host:pid").
+	Label string
+	// Rho bounds the rate error between the holder's clock and the
+	// store's: the holder's deadline is t_send + TTL*(1-Rho) - Margin.
+	// Default DefaultRho (1%). Must be in [0, 0.5).
+	Rho float64
+	// Margin is subtracted from every deadline. Default DefaultMargin.
+	Margin time.Duration
+	// RenewFraction is the part of the TTL between renewals, jittered by
+	// 10%. Default 1/3.
+	RenewFraction float64
+	// ReleaseTimeout bounds a release, which runs on a context detached
+	// from the caller's. Default DefaultReleaseTimeout (5 s).
+	ReleaseTimeout time.Duration
+	// Backoff paces acquire retries while waiting and renew retries after
+	// a failure. Default ExpBackoff{} (10 ms doubling to 1 s, full jitter).
+	Backoff Backoff
+	// OnJeopardy, if set, is called (from the lease's goroutine; keep it
+	// short) each time a renewal fails without being refused, while the
+	// lease is still held: the holder is in jeopardy and will lose the
+	// lease at its deadline unless a retry succeeds.
+	OnJeopardy func(Jeopardy)
+	// Clock is the holder's clock. Default SystemClock().
+	Clock Clock
+}
+
+// Jeopardy describes a failed renewal of a lease that is still held.
+type Jeopardy struct {
+	Key       string
+	Token     uint64
+	Remaining time.Duration // holder-side time left before the deadline
+	Err       error         // the renewal's error
+}
+
+// AcquireOptions tune one acquire. The zero value tries once with the
+// client's TTL.
+type AcquireOptions struct {
+	// TTL of the lease; zero means the client's Options.TTL.
+	TTL time.Duration
+	// Wait is how long to wait for a held key: zero tries once, a positive
+	// duration retries (or waits for the store's notification) up to that
+	// long, WaitForever waits until the context ends. Negative is invalid.
+	Wait time.Duration
+}
+
+// WaitForever makes an acquire wait until its context ends.
+const WaitForever time.Duration = 1<<63 - 1
+
+func (o Options) withDefaults() (Options, error) {
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.Label == "" {
+		o.Label = DefaultLabel()
+	}
+	if o.Rho == 0 {
+		o.Rho = DefaultRho
+	}
+	if o.Rho < 0 || o.Rho >= 0.5 {
+		return o, fmt.Errorf("leasehold: Options.Rho %v is outside [0, 0.5)", o.Rho)
+	}
+	if o.Margin == 0 {
+		o.Margin = DefaultMargin
+	}
+	if o.Margin < 0 {
+		return o, fmt.Errorf("leasehold: Options.Margin %s is negative", o.Margin)
+	}
+	if o.RenewFraction == 0 {
+		o.RenewFraction = 1.0 / 3
+	}
+	if o.RenewFraction <= 0 || o.RenewFraction >= 1 {
+		return o, fmt.Errorf("leasehold: Options.RenewFraction %v is outside (0, 1)", o.RenewFraction)
+	}
+	if o.ReleaseTimeout <= 0 {
+		o.ReleaseTimeout = DefaultReleaseTimeout
+	}
+	if o.Backoff == nil {
+		o.Backoff = ExpBackoff{}
+	}
+	if o.Clock == nil {
+		o.Clock = SystemClock()
+	}
+	return o, nil
+}
+
+// holdFor is how long the holder may act on a grant of ttl sent at t_send:
+// TTL*(1-rho) - margin.
+func (o Options) holdFor(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*(1-o.Rho)) - o.Margin
+}

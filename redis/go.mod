@@ -1,0 +1,7 @@
+module github.com/leasehold-go/leasehold/redis
+
+go 1.26
+
+require github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+
+replace github.com/leasehold-go/leasehold => ../

@@ -1,0 +1,81 @@
+// Package core holds what the redis and redlock stores share: the storage
+// names of a lease, the Lua scripts and the calls that run them on one Redis
+// node, reply parsing, and the pub/sub multiplexer behind wake-ups.
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultPrefix starts every storage name unless the caller picks another.
+const DefaultPrefix = "leasehold:"
+
+// Names builds the storage names of leases under one prefix.
+//
+// A lease on key k is stored as prefix{enc(k)}:lock (a hash holding owner,
+// label and token, with the lease's TTL) and prefix{enc(k)}:token (the
+// counter, without TTL), and wakes waiters on the pub/sub channel
+// prefix{enc(k)}:free. enc percent-encodes '%', '{' and '}', so the braces
+// form a Redis Cluster hash tag around the whole key (both keys of a lease
+// share a slot) and the closing brace ends the encoded key: no key's names
+// are a prefix of another key's.
+type Names struct {
+	prefix string
+}
+
+// NewNames checks prefix and returns the names under it. An empty prefix
+// means DefaultPrefix.
+func NewNames(prefix string) (Names, error) {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(prefix, "{}") {
+		return Names{}, fmt.Errorf("key prefix %q holds a brace; braces are reserved for the hash tag", prefix)
+	}
+	return Names{prefix: prefix}, nil
+}
+
+// Prefix returns the prefix.
+func (n Names) Prefix() string { return n.prefix }
+
+// Lock is the name of the lease hash of key.
+func (n Names) Lock(key string) string { return n.base(key) + ":lock" }
+
+// Counter is the name of the token counter of key.
+func (n Names) Counter(key string) string { return n.base(key) + ":token" }
+
+// Channel is the pub/sub channel that release publishes to for key.
+func (n Names) Channel(key string) string { return n.base(key) + ":free" }
+
+func (n Names) base(key string) string {
+	var b strings.Builder
+	b.Grow(len(n.prefix) + len(key) + 8)
+	b.WriteString(n.prefix)
+	b.WriteByte('{')
+	b.WriteString(Encode(key))
+	b.WriteByte('}')
+	return b.String()
+}
+
+// Encode percent-encodes '%', '{' and '}' in key and leaves every other
+// byte as it is. It is injective, and its result holds no brace.
+func Encode(key string) string {
+	if !strings.ContainsAny(key, "%{}") {
+		return key
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(key) + 8)
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '%' || c == '{' || c == '}' {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,223 @@
+package core
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Node runs the lease scripts on one Redis deployment (a server, or a
+// cluster through a cluster-aware client).
+type Node struct {
+	Client  Scripter
+	Names   Names
+	Cluster bool // keys of different leases may live on different nodes
+}
+
+// Lease is a lease as a node stores it.
+type Lease struct {
+	Owner     string // empty in Acquire's held reply
+	Label     string
+	Token     uint64
+	Remaining time.Duration
+}
+
+// TTLMillis rounds ttl up to whole milliseconds, the granularity of PEXPIRE.
+func TTLMillis(ttl time.Duration) int64 {
+	ms := int64(ttl / time.Millisecond)
+	if ttl%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
+}
+
+// Acquire claims key for 'ttl' milliseconds. It returns the new token, or
+// the current lease when someone holds key.
+func (n *Node) Acquire(ctx context.Context, key, owner, label string, ttl int64) (uint64, *Lease, error) {
+	r, err := Run(ctx, n.Client, AcquireScript,
+		[]string{n.Names.Lock(key), n.Names.Counter(key)},
+		[]string{owner, label, strconv.FormatInt(ttl, 10)})
+	if err != nil {
+		return 0, nil, err
+	}
+	a, ok := r.([]any)
+	if !ok || len(a) < 2 {
+		return 0, nil, unexpected("acquire", r)
+	}
+	granted, ok := asInt(a[0])
+	switch {
+	case ok && granted == 1 && len(a) == 2:
+		tok, ok := asToken(a[1])
+		if !ok {
+			return 0, nil, unexpected("acquire", r)
+		}
+		return tok, nil, nil
+	case ok && granted == 0 && len(a) == 4:
+		label, ok1 := asString(a[1])
+		tok, _ := asToken(a[2]) // a lease hash written by hand may lack a token; 0 means unknown
+		rem, ok3 := pttl(a[3])
+		if !ok1 || !ok3 {
+			return 0, nil, unexpected("acquire", r)
+		}
+		return 0, &Lease{Label: label, Token: tok, Remaining: rem}, nil
+	}
+	return 0, nil, unexpected("acquire", r)
+}
+
+// Renew extends key's lease to ttl milliseconds if owner and token hold it.
+func (n *Node) Renew(ctx context.Context, key, owner string, token uint64, ttl int64) (bool, error) {
+	r, err := Run(ctx, n.Client, RenewScript,
+		[]string{n.Names.Lock(key)},
+		[]string{owner, strconv.FormatUint(token, 10), strconv.FormatInt(ttl, 10)})
+	if err != nil {
+		return false, err
+	}
+	return parseBool("renew", r)
+}
+
+// Release deletes key's lease if owner and token hold it, and publishes on
+// the key's channel. Token 0 matches any token of owner.
+func (n *Node) Release(ctx context.Context, key, owner string, token uint64) (bool, error) {
+	tok := ""
+	if token != 0 {
+		tok = strconv.FormatUint(token, 10)
+	}
+	r, err := Run(ctx, n.Client, ReleaseScript,
+		[]string{n.Names.Lock(key)},
+		[]string{owner, tok, n.Names.Channel(key)})
+	if err != nil {
+		return false, err
+	}
+	return parseBool("release", r)
+}
+
+// Holder reads key's lease; nil when nobody holds it.
+func (n *Node) Holder(ctx context.Context, key string) (*Lease, error) {
+	r, err := Run(ctx, n.Client, HolderScript, []string{n.Names.Lock(key)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := r.([]any)
+	if !ok && r != nil {
+		return nil, unexpected("holder", r)
+	}
+	if len(a) == 0 {
+		return nil, nil
+	}
+	if len(a) != 4 {
+		return nil, unexpected("holder", r)
+	}
+	owner, ok1 := asString(a[0])
+	label, ok2 := asString(a[1])
+	tok, _ := asToken(a[2])
+	rem, ok4 := pttl(a[3])
+	if !ok1 || !ok2 || !ok4 {
+		return nil, unexpected("holder", r)
+	}
+	return &Lease{Owner: owner, Label: label, Token: tok, Remaining: rem}, nil
+}
+
+// RenewItem is one lease of a batch renewal.
+type RenewItem struct {
+	Key   string
+	Owner string
+	Token uint64
+	TTL   int64 // milliseconds
+}
+
+// BatchSize is the most leases one renew_many call carries. Larger batches
+// are split and the calls sent at once, so the server never runs one long
+// script and the batch still costs about one round trip.
+const BatchSize = 1000
+
+// maxInFlight bounds the concurrent calls of one batch.
+const maxInFlight = 16
+
+// RenewMany renews every item. renewed[i] reports whether item i was
+// renewed; errs[i] is set when the call carrying item i failed.
+func (n *Node) RenewMany(ctx context.Context, items []RenewItem) (renewed []bool, errs []error) {
+	renewed = make([]bool, len(items))
+	errs = make([]error, len(items))
+	groups := n.group(items)
+
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxInFlight)
+	for _, g := range groups {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(idx []int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			n.renewChunk(ctx, items, idx, renewed, errs)
+		}(g)
+	}
+	wg.Wait()
+	return renewed, errs
+}
+
+// group splits items into calls: by hash slot on a cluster (a script's
+// keys must share a slot there), then into chunks of at most BatchSize.
+func (n *Node) group(items []RenewItem) [][]int {
+	var groups [][]int
+	add := func(idx []int) {
+		for len(idx) > BatchSize {
+			groups = append(groups, idx[:BatchSize:BatchSize])
+			idx = idx[BatchSize:]
+		}
+		if len(idx) > 0 {
+			groups = append(groups, idx)
+		}
+	}
+	if !n.Cluster {
+		idx := make([]int, len(items))
+		for i := range idx {
+			idx[i] = i
+		}
+		add(idx)
+		return groups
+	}
+	bySlot := make(map[uint16][]int)
+	var order []uint16
+	for i, it := range items {
+		s := Slot(n.Names.Lock(it.Key))
+		if _, ok := bySlot[s]; !ok {
+			order = append(order, s)
+		}
+		bySlot[s] = append(bySlot[s], i)
+	}
+	for _, s := range order {
+		add(bySlot[s])
+	}
+	return groups
+}
+
+func (n *Node) renewChunk(ctx context.Context, items []RenewItem, idx []int, renewed []bool, errs []error) {
+	keys := make([]string, len(idx))
+	args := make([]string, 0, 3*len(idx))
+	for j, i := range idx {
+		it := items[i]
+		keys[j] = n.Names.Lock(it.Key)
+		args = append(args, it.Owner, strconv.FormatUint(it.Token, 10), strconv.FormatInt(it.TTL, 10))
+	}
+	r, err := Run(ctx, n.Client, RenewManyScript, keys, args)
+	if err == nil {
+		a, ok := r.([]any)
+		if !ok || len(a) != len(idx) {
+			err = unexpected("renew_many", r)
+		} else {
+			for j, i := range idx {
+				ok, perr := parseBool("renew_many", a[j])
+				if perr != nil {
+					errs[i] = perr
+					continue
+				}
+				renewed[i] = ok
+			}
+			return
+		}
+	}
+	for _, i := range idx {
+		errs[i] = err
+	}
+}

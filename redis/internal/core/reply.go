@@ -1,0 +1,75 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ErrUnexpectedReply: the server answered a script with a reply of a shape
+// the script never returns (a proxy in the way, a foreign script cached
+// under the same SHA, a client library returning an unknown type).
+var ErrUnexpectedReply = errors.New("unexpected reply")
+
+func unexpected(script string, r any) error {
+	s := fmt.Sprintf("%#v", r)
+	if len(s) > 120 {
+		s = s[:120] + "..."
+	}
+	return fmt.Errorf("%w to %s script: %s", ErrUnexpectedReply, script, s)
+}
+
+func asInt(r any) (int64, bool) {
+	switch v := r.(type) {
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func asString(r any) (string, bool) {
+	switch v := r.(type) {
+	case string:
+		return v, true
+	case []byte:
+		return string(v), true
+	}
+	return "", false
+}
+
+func asToken(r any) (uint64, bool) {
+	s, ok := asString(r)
+	if !ok {
+		n, ok := asInt(r)
+		return uint64(n), ok && n > 0
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// pttl turns a PTTL reply into a duration; -1 (no TTL) and -2 (gone) are 0.
+func pttl(r any) (time.Duration, bool) {
+	n, ok := asInt(r)
+	if !ok {
+		return 0, false
+	}
+	if n < 0 {
+		n = 0
+	}
+	return time.Duration(n) * time.Millisecond, true
+}
+
+// parseBool reads a script's 1 or 0.
+func parseBool(script string, r any) (bool, error) {
+	n, ok := asInt(r)
+	if !ok || (n != 0 && n != 1) {
+		return false, unexpected(script, r)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs what the postgres store's tests and benchmarks need: the PostgreSQL
+# server binaries (initdb, pg_ctl, postgres) and PgBouncer (for the transaction
+# pooling test). Idempotent: does nothing when both are present.
+set -euo pipefail
+
+pgbin=""
+for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+	if [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then
+		pgbin="$d"
+		break
+	fi
+done
+
+need=()
+if [ -z "$pgbin" ] && ! command -v initdb >/dev/null 2>&1; then
+	need+=(postgresql)
+fi
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+	need+=(pgbouncer)
+fi
+
+if [ "${#need[@]}" -gt 0 ]; then
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		sudo="sudo"
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	$sudo apt-get install -y "${need[@]}"
+	# The packages start system services where systemd runs; the tests start
+	# their own throwaway servers, so stop the system ones if they started.
+	if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+		$sudo systemctl stop pgbouncer postgresql >/dev/null 2>&1 || true
+	fi
+	for d in /usr/lib/postgresql/*/bin; do
+		if [ -x "$d/initdb" ]; then
+			pgbin="$d"
+		fi
+	done
+fi
+
+if [ -z "$pgbin" ]; then
+	pgbin="$(dirname "$(command -v initdb)")"
+fi
+echo "postgresql: $pgbin ($("$pgbin/postgres" --version))"
+bouncer="$(command -v pgbouncer || echo /usr/sbin/pgbouncer)"
+echo "pgbouncer: $bouncer ($("$bouncer" --version | head -1))"
