@@ -1,0 +1,75 @@
+package leasetest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/leasetest"
+	"github.com/leasehold-go/leasehold/memory"
+)
+
+// A broken store is a memory store with one rule deliberately broken. The
+// suite must fail on every one of them: a conformance suite that cannot
+// fail proves nothing.
+type broken struct {
+	*memory.Store
+	mutation string
+}
+
+func (b *broken) Acquire(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if b.mutation == "acquire_not_exclusive" {
+		g, err := b.Store.Acquire(ctx, r)
+		if err != nil {
+			h, _ := b.Store.Holder(ctx, r.Key)
+			return leasehold.Grant{Key: r.Key, Owner: r.Owner, Token: h.Token + 1, TTL: r.TTL}, nil
+		}
+		return g, nil
+	}
+	g, err := b.Store.Acquire(ctx, r)
+	if err == nil && b.mutation == "token_repeats" {
+		g.Token = 1
+	}
+	return g, err
+}
+
+func (b *broken) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	if b.mutation == "renew_ignores_owner" {
+		return g, nil
+	}
+	return b.Store.Renew(ctx, g)
+}
+
+var mutations = []string{"acquire_not_exclusive", "token_repeats", "renew_ignores_owner"}
+
+// TestBrokenStore runs the suite on one broken store; only the sensitivity
+// test below runs it, in a child process, and expects it to fail.
+func TestBrokenStore(t *testing.T) {
+	m := os.Getenv("LEASETEST_MUTATION")
+	if m == "" {
+		t.Log("runs only as the child of TestSuiteCatchesBrokenStores")
+		return
+	}
+	shared := memory.New(nil)
+	leasetest.Run(t, leasetest.Config{Open: func(testing.TB) leasehold.Store {
+		return &broken{Store: shared.Reopen(), mutation: m}
+	}, Contenders: 20})
+}
+
+func TestSuiteCatchesBrokenStores(t *testing.T) {
+	for _, m := range mutations {
+		t.Run(m, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestBrokenStore$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "LEASETEST_MUTATION="+m)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed a store with %s:\n%s", m, out)
+			}
+			if _, ok := err.(*exec.ExitError); !ok {
+				t.Fatalf("running the child: %v", err)
+			}
+		})
+	}
+}
