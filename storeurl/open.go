@@ -1,0 +1,97 @@
+package storeurl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// Errors reported by Open, before any store is contacted. Check them with
+// errors.Is; the message lists the supported schemes.
+var (
+	// ErrBadURL: the store URL is empty, has no scheme or cannot be parsed.
+	ErrBadURL = errors.New("storeurl: malformed store URL")
+	// ErrUnknownScheme: the URL's scheme names no store.
+	ErrUnknownScheme = errors.New("storeurl: unknown store URL scheme")
+	// ErrNotBuilt: the scheme is known but its store is not part of this
+	// build.
+	ErrNotBuilt = errors.New("storeurl: store not built in")
+)
+
+// schemes lists every scheme Open accepts, in the order shown to users.
+var schemes = []string{"sqlite", "file", "memory", "redis", "redlock", "postgres", "postgresql", "etcd"}
+
+// Schemes returns the URL schemes Open accepts.
+func Schemes() []string { return append([]string(nil), schemes...) }
+
+// Open opens the store that rawURL names; see the package documentation for
+// the schemes. The caller closes the store. Errors: ErrBadURL and
+// ErrUnknownScheme (both listing the supported schemes), or the store's own
+// error (a *leasehold.StoreError for a file or server it cannot use, with
+// the store's description of what is wrong with the rest of the URL).
+func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	u, err := parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	switch u.Scheme {
+	case "sqlite", "file":
+		return openSQLite(ctx, rawURL)
+	case "memory":
+		return openMemory(u)
+	case "redis":
+		return openRedis(ctx, rawURL)
+	case "redlock":
+		return openRedlock(ctx, rawURL)
+	case "postgres", "postgresql":
+		return openPostgres(ctx, rawURL)
+	case "etcd":
+		return openEtcd(ctx, rawURL)
+	}
+	return nil, fmt.Errorf("%w %q in %q; %s", ErrUnknownScheme, u.Scheme, u.Redacted(), supported())
+}
+
+// parse checks that rawURL is a URL with a scheme. Its errors never echo a
+// URL that could not be parsed, since it may hold a password.
+func parse(rawURL string) (*url.URL, error) {
+	if strings.TrimSpace(rawURL) == "" {
+		return nil, fmt.Errorf("%w: the URL is empty; %s", ErrBadURL, supported())
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%w: %v; %s", ErrBadURL, err, supported())
+	}
+	if u.Scheme == "" {
+		hint := ""
+		if strings.HasPrefix(rawURL, "/") || strings.HasPrefix(rawURL, ".") {
+			hint = fmt.Sprintf(" (for a file, write sqlite://%s)", absHint(rawURL))
+		}
+		return nil, fmt.Errorf("%w: %q has no scheme%s; %s", ErrBadURL, u.Redacted(), hint, supported())
+	}
+	return u, nil
+}
+
+func absHint(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	return "/absolute/path/to/file.db, or sqlite:" + p
+}
+
+// supported is the list of schemes for error messages.
+func supported() string {
+	return "supported schemes: " + strings.Join(schemes, ", ")
+}
+
+// errNotBuilt reports a scheme whose store this build does not include.
+func errNotBuilt(scheme, module string) error {
+	return fmt.Errorf("%w: the %s store (module %s) is not part of this build; %s", ErrNotBuilt, scheme, module, supported())
+}
