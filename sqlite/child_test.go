@@ -94,6 +94,13 @@ func runChild(mode string) int {
 		}
 		return 0
 
+	case "hold-write-lock":
+		s, err := Open(ctx, db, nil)
+		if err != nil {
+			return fail("open: %v", err)
+		}
+		return fail("%v", holdWriteLock(s.db))
+
 	case "churn":
 		s, err := Open(ctx, db, nil)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func ctxT(t testing.TB) context.Context {
 // child is a running child process of the test binary.
 type child struct {
 	cmd    *exec.Cmd
-	stderr *strings.Builder
+	stderr *syncBuffer // stdout and stderr
 	done   chan error
 }
 
@@ -67,7 +68,7 @@ func startChild(t testing.TB, bin, mode string, env map[string]string, cred *sys
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	c := &child{cmd: cmd, stderr: &strings.Builder{}, done: make(chan error, 1)}
+	c := &child{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stdout = c.stderr
 	cmd.Stderr = c.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
@@ -168,4 +169,23 @@ func envInt(name string, def int) int {
 
 func tempDB(t testing.TB) string {
 	return filepath.Join(t.TempDir(), "leases.db")
+}
+
+// syncBuffer is a buffer that a child's output copier writes while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

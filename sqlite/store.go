@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -163,20 +164,36 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 }
 
 // createFile makes path's missing parent directories (0700) and the file
-// itself (0600) if missing, and checks that the process can write it, so that
-// a permission problem is reported with the path and the system's words
-// rather than as SQLite's "unable to open database file".
+// itself (0600) if missing, checks that the process can write it, and that
+// it is empty or starts with SQLite's header. This reports a permission
+// problem with the path and the system's words rather than as SQLite's
+// "unable to open database file", and keeps SQLite from ever writing to a
+// short file that is not a database (it would take it for an empty one).
 func createFile(path string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create directory: %w", err)
+		return fmt.Errorf("create directory for %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open database file for writing: %w", err)
 	}
-	return f.Close()
+	defer f.Close()
+	head := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, head)
+	switch {
+	case n == 0 && err == io.EOF:
+		return nil // empty: SQLite makes it a database
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return fmt.Errorf("read %s: %w", path, err)
+	case string(head[:n]) != sqliteHeader:
+		return fmt.Errorf("%w: %s does not start with the SQLite header", ErrNotDatabase, path)
+	}
+	return nil
 }
+
+// sqliteHeader starts every non-empty SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
 
 func openErr(err error) error {
 	return &leasehold.StoreError{Store: name, Op: "open", Err: err}
