@@ -17,7 +17,7 @@ type Node struct {
 
 // Lease is a lease as a node stores it.
 type Lease struct {
-	Owner     string // empty in Acquire's held reply
+	Owner     string // the holder's proof of ownership: never shown to callers
 	Label     string
 	Token     uint64
 	Remaining time.Duration
@@ -53,14 +53,15 @@ func (n *Node) Acquire(ctx context.Context, key, owner, label string, ttl int64)
 			return 0, nil, unexpected("acquire", r)
 		}
 		return tok, nil, nil
-	case ok && granted == 0 && len(a) == 4:
+	case ok && granted == 0 && len(a) == 5:
 		label, ok1 := asString(a[1])
 		tok, _ := asToken(a[2]) // a lease hash written by hand may lack a token; 0 means unknown
 		rem, ok3 := pttl(a[3])
-		if !ok1 || !ok3 {
+		owner, ok4 := asString(a[4])
+		if !ok1 || !ok3 || !ok4 {
 			return 0, nil, unexpected("acquire", r)
 		}
-		return 0, &Lease{Label: label, Token: tok, Remaining: rem}, nil
+		return 0, &Lease{Owner: owner, Label: label, Token: tok, Remaining: rem}, nil
 	}
 	return 0, nil, unexpected("acquire", r)
 }

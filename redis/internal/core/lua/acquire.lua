@@ -3,11 +3,12 @@
 -- KEYS[1] lease hash {owner, label, token} with the lease's TTL
 -- KEYS[2] token counter (no TTL: it outlives every lease on the key)
 -- ARGV[1] owner id, ARGV[2] label, ARGV[3] TTL in milliseconds
--- Returns {1, token} when granted, {0, label, token, pttl} when held.
+-- Returns {1, token} when granted, {0, label, token, pttl, owner} when held
+-- (the owner is for redlock's majority count; stores never show it).
 if redis.replicate_commands then redis.replicate_commands() end
 local held = redis.call('HMGET', KEYS[1], 'owner', 'label', 'token')
 if held[1] then
-  return {0, held[2] or '', held[3] or '0', redis.call('PTTL', KEYS[1])}
+  return {0, held[2] or '', held[3] or '0', redis.call('PTTL', KEYS[1]), held[1]}
 end
 local last = redis.call('GET', KEYS[2])
 local n = 0

@@ -1,0 +1,162 @@
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leasehold-go/leasehold"
+	lhredis "github.com/leasehold-go/leasehold/redis"
+	"github.com/leasehold-go/leasehold/redis/redlock"
+)
+
+// OpenURL opens a redis store on the server named by rawURL,
+// redis://[[user]:password@]host:port[/db][?option=value...] (rediss:// for
+// TLS), with go-redis's URL options plus prefix=... for Options.Prefix.
+// It pings the server, so a server that is down or refuses the password
+// fails here with an error naming it. The store owns the client: its Close
+// closes it.
+func OpenURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	rest, prefix, err := takePrefix(rawURL)
+	if err != nil {
+		return nil, openError(lhredis.Name, "", err)
+	}
+	o, err := redis.ParseURL(rest)
+	if err != nil {
+		return nil, openError(lhredis.Name, "", err)
+	}
+	o.ContextTimeoutEnabled = true
+	c := redis.NewClient(o)
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, openError(lhredis.Name, o.Addr, err)
+	}
+	s, err := New(c, &Options{Prefix: prefix, CloseClient: true})
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenRedlockURL opens a redlock store on the masters named by rawURL,
+// redlock://[[user]:password@]host:port,host:port,...[/db][?prefix=...],
+// one go-redis client per master, without retries (the majority is the
+// retry). It pings every master and fails unless a majority answers. The
+// store owns the clients.
+func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	rest, prefix, err := takePrefix(rawURL)
+	if err != nil {
+		return nil, openError(redlock.Name, "", err)
+	}
+	user, pass, hosts, db, err := parseRedlockURL(rest)
+	if err != nil {
+		return nil, openError(redlock.Name, "", err)
+	}
+	var (
+		clients []lhredis.Client
+		answers int
+		errs    []error
+	)
+	for _, h := range hosts {
+		c := redis.NewClient(&redis.Options{
+			Addr: h, Username: user, Password: pass, DB: db,
+			MaxRetries:            -1,
+			DialTimeout:           time.Second,
+			ContextTimeoutEnabled: true,
+		})
+		a, _ := NewClient(c)
+		clients = append(clients, a)
+		if err := c.Ping(ctx).Err(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", h, err))
+			continue
+		}
+		answers++
+	}
+	closeAll := func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}
+	if need := len(hosts)/2 + 1; answers < need {
+		closeAll()
+		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: fmt.Errorf(
+			"%d of %d masters answered, need %d: %w", answers, len(hosts), need, errors.Join(errs...))}
+	}
+	s, err := redlock.New(clients, &redlock.Options{Prefix: prefix, CloseClients: true})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openError(store, addr string, err error) error {
+	if addr != "" {
+		err = fmt.Errorf("%s: %w", addr, err)
+	}
+	return &leasehold.StoreError{Store: store, Op: "open", Err: err}
+}
+
+// takePrefix removes the prefix=... query option, which is leasehold's
+// and unknown to the client libraries.
+func takePrefix(rawURL string) (rest, prefix string, err error) {
+	base, query, ok := strings.Cut(rawURL, "?")
+	if !ok {
+		return rawURL, "", nil
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", "", fmt.Errorf("bad query in URL: %w", err)
+	}
+	prefix = q.Get("prefix")
+	q.Del("prefix")
+	if len(q) == 0 {
+		return base, prefix, nil
+	}
+	return base + "?" + q.Encode(), prefix, nil
+}
+
+// parseRedlockURL reads redlock://[[user]:password@]h:p,h:p[/db]. Other
+// query options are refused.
+func parseRedlockURL(raw string) (user, pass string, hosts []string, db int, err error) {
+	rest, ok := strings.CutPrefix(raw, "redlock://")
+	if !ok {
+		return "", "", nil, 0, errors.New("URL does not start with redlock://")
+	}
+	if strings.Contains(rest, "?") {
+		return "", "", nil, 0, errors.New("redlock URL takes no options but prefix")
+	}
+	hostPart, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(hostPart, "@"); i >= 0 {
+		info, err := url.PathUnescape(hostPart[:i])
+		if err != nil {
+			return "", "", nil, 0, fmt.Errorf("bad user info: %w", err)
+		}
+		user, pass, _ = strings.Cut(info, ":")
+		hostPart = hostPart[i+1:]
+	}
+	for _, h := range strings.Split(hostPart, ",") {
+		host, port, err := net.SplitHostPort(h)
+		if err != nil || host == "" {
+			return "", "", nil, 0, fmt.Errorf("master %q is not host:port", h)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+			return "", "", nil, 0, fmt.Errorf("master %q has a bad port", h)
+		}
+		hosts = append(hosts, h)
+	}
+	if path != "" {
+		if db, err = strconv.Atoi(path); err != nil || db < 0 {
+			return "", "", nil, 0, fmt.Errorf("database %q is not a number", path)
+		}
+	}
+	return user, pass, hosts, db, nil
+}

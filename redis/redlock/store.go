@@ -1,0 +1,195 @@
+// Package redlock is a leasehold store over N independent Redis masters,
+// following the Redlock algorithm: a lease is held when a majority
+// (N/2+1) of the masters granted it within its validity time.
+//
+// Acquire sends the acquire script to every master at once, reading the
+// monotonic clock before the first request. It succeeds when a majority
+// granted and the validity, TTL - elapsed - drift (drift = TTL*DriftFactor +
+// 2 ms), is still positive; the grant's TTL is TTL - drift, counted from
+// that first reading, so the holder's deadline never outlives the
+// majority's. Otherwise it releases what it got on every master and fails:
+// with a *leasehold.HeldError when a majority is held by others, with a
+// *leasehold.StoreError naming the unreachable masters when too few
+// answered. Renew extends on every master that granted and succeeds on a
+// majority; Release deletes on every master.
+//
+// Tokens are not safe fences (Info.SafeTokens is false): see TokenCaveat.
+// Use the redis store on one Redis deployment when you need fencing.
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+	lhredis "github.com/leasehold-go/leasehold/redis"
+	"github.com/leasehold-go/leasehold/redis/internal/core"
+)
+
+// Name is the store's name in Info and errors.
+const Name = "redlock"
+
+// TokenCaveat says why Redlock's tokens must not be used as fences.
+const TokenCaveat = `not a fence: "Redlock does not have any facility for generating fencing tokens" ` +
+	`(Kleppmann, How to do distributed locking, 2016). Each master mints its own token and a grant reports ` +
+	`the largest of its majority's, but a holder paused past its validity, a master whose clock jumps forward ` +
+	`or a master restarted without persistence lets a second client win a majority while the first still ` +
+	`believes it holds the lease, and nothing makes the second client's token the larger`
+
+// Options configure a Store. The zero value is ready to use.
+type Options struct {
+	// Prefix starts every Redis key and channel name; see redis.Options.
+	Prefix string
+	// CloseClients makes Store.Close close the clients too.
+	CloseClients bool
+	// NodeTimeout bounds each request to one master, so a stopped master
+	// costs a bounded slice of the validity. Zero means a tenth of the
+	// lease's TTL, at least 100 ms but at most half the TTL.
+	NodeTimeout time.Duration
+	// DriftFactor is the assumed clock rate error between the client and
+	// the masters, as a fraction of the TTL; zero means 0.01. The drift
+	// subtracted from the validity is TTL*DriftFactor + 2 ms.
+	DriftFactor float64
+}
+
+// Store is a Redlock leasehold.Store. It also implements
+// leasehold.Notifier (a release publishes on every master; a waiter
+// listens on all of them).
+type Store struct {
+	clients []lhredis.Client
+	nodes   []core.Node
+	notify  []*core.Notifier
+	quorum  int
+	opts    Options
+	closed  atomic.Bool
+}
+
+var (
+	_ leasehold.Store    = (*Store)(nil)
+	_ leasehold.Notifier = (*Store)(nil)
+)
+
+// New returns a store over the masters reached by clients, which must be
+// independent Redis servers (not replicas of one another, not one
+// cluster). N should be odd; 3 or 5 is usual. New does no I/O.
+func New(clients []lhredis.Client, opts *Options) (*Store, error) {
+	if len(clients) == 0 {
+		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: errors.New("no masters")}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.DriftFactor < 0 || o.DriftFactor >= 0.5 {
+		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("drift factor %v is outside [0, 0.5)", o.DriftFactor)}
+	}
+	if o.DriftFactor == 0 {
+		o.DriftFactor = 0.01
+	}
+	if o.NodeTimeout < 0 {
+		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("node timeout %s is negative", o.NodeTimeout)}
+	}
+	names, err := core.NewNames(o.Prefix)
+	if err != nil {
+		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
+	}
+	s := &Store{clients: clients, quorum: len(clients)/2 + 1, opts: o}
+	for i, c := range clients {
+		if c == nil {
+			return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("client %d is nil", i)}
+		}
+		s.nodes = append(s.nodes, core.Node{Client: c, Names: names, Cluster: c.Cluster()})
+		s.notify = append(s.notify, core.NewNotifier(listener{c}))
+	}
+	return s, nil
+}
+
+type listener struct{ c lhredis.Client }
+
+func (l listener) Listen(ctx context.Context, deliver func(string)) (core.Subscription, error) {
+	return l.c.Listen(ctx, deliver)
+}
+
+// Quorum returns the number of masters that must agree: N/2+1.
+func (s *Store) Quorum() int { return s.quorum }
+
+// Info reports the store's bounds; tokens are not safe fences.
+func (s *Store) Info() leasehold.Info {
+	return leasehold.Info{
+		Name:        Name,
+		MinTTL:      10 * time.Millisecond,
+		MaxTTL:      leasehold.MaxTTL,
+		SafeTokens:  false,
+		TokenCaveat: TokenCaveat,
+	}
+}
+
+func (s *Store) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*s.opts.DriftFactor) + 2*time.Millisecond
+}
+
+func (s *Store) nodeTimeout(ttl time.Duration) time.Duration {
+	if s.opts.NodeTimeout > 0 {
+		return s.opts.NodeTimeout
+	}
+	return min(max(ttl/10, 100*time.Millisecond), ttl/2)
+}
+
+func (s *Store) check(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
+	}
+	return nil
+}
+
+// each runs f on every master at once, each with its own timeout, and
+// waits for all.
+func (s *Store) each(ctx context.Context, timeout time.Duration, f func(ctx context.Context, i int)) {
+	var wg sync.WaitGroup
+	for i := range s.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			f(nctx, i)
+		}()
+	}
+	wg.Wait()
+}
+
+// nodeErrors lists per-master failures for an error message.
+type nodeErrors []string
+
+func (e *nodeErrors) add(s *Store, i int, err error) {
+	*e = append(*e, fmt.Sprintf("%s: %v", s.clients[i].Addr(), err))
+}
+
+func (e nodeErrors) String() string { return strings.Join(e, "; ") }
+
+// grantState is a grant's per-master state, kept in Grant.Private.
+type grantState struct {
+	ttl    time.Duration // the TTL applied on the masters
+	tokens []uint64      // each master's token; 0 where it did not grant
+	maybe  []bool        // the master's answer was lost: it may have granted
+}
+
+// quorumError reports a majority that could not be reached.
+func (s *Store) quorumError(op, verb, key string, ok int, errs nodeErrors, extra string) error {
+	msg := fmt.Sprintf("key %q: %d of %d masters %s, need %d", key, ok, len(s.nodes), verb, s.quorum)
+	if extra != "" {
+		msg += " (" + extra + ")"
+	}
+	if len(errs) > 0 {
+		msg += ": " + errs.String()
+	}
+	return &leasehold.StoreError{Store: Name, Op: op, Err: errors.New(msg)}
+}
