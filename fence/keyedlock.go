@@ -32,20 +32,18 @@ func (k *keyedLock) lock(ctx context.Context, key string) (unlock func(), err er
 	l.refs++
 	k.mu.Unlock()
 
+	unlock = func() {
+		<-l.ch
+		k.release(key, l)
+	}
 	select {
-	case l.ch <- struct{}{}:
-		return func() {
-			<-l.ch
-			k.release(key, l)
-		}, nil
+	case l.ch <- struct{}{}: // free: take it even if ctx has ended
+		return unlock, nil
 	default:
 	}
 	select {
 	case l.ch <- struct{}{}:
-		return func() {
-			<-l.ch
-			k.release(key, l)
-		}, nil
+		return unlock, nil
 	case <-ctx.Done():
 		k.release(key, l)
 		return nil, ctx.Err()

@@ -27,7 +27,8 @@ type MiddlewareOptions struct {
 	// one can still finish its write after the newer holder's. Either set
 	// Serialize, or have the handler fence its write itself (for example
 	// with [Table.Update] using the token from [TokenFrom]). A request that
-	// gives up while waiting for the lock is answered 503.
+	// gives up while waiting for the lock is answered 503. Requests let
+	// through without a token by AllowMissing are not serialized.
 	Serialize bool
 
 	// Error writes the response for a refused request. nil writes a

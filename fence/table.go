@@ -172,8 +172,11 @@ func (t Table) result(ctx context.Context, exec Execer, id any, token uint64, re
 		return &StaleError{Resource: t.describe(id), Token: token}
 	}
 	highest, err := t.Highest(ctx, q, id)
-	if err != nil {
+	if errors.Is(err, ErrNoRow) {
 		return err
+	}
+	if err != nil {
+		return fmt.Errorf("fence: the statement changed no row of %s (stale token or missing row): %w", t.describe(id), err)
 	}
 	if highest > token {
 		return &StaleError{Resource: t.describe(id), Token: token, Highest: highest}
