@@ -11,6 +11,9 @@ import (
 )
 
 func openSQLite(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	if _, _, err := sqlite.ParseURL(rawURL); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
 	s, err := sqlite.OpenURL(ctx, rawURL)
 	if err != nil {
 		return nil, err

@@ -71,19 +71,20 @@ func parse(rawURL string) (*url.URL, error) {
 	}
 	if u.Scheme == "" {
 		hint := ""
-		if strings.HasPrefix(rawURL, "/") || strings.HasPrefix(rawURL, ".") {
-			hint = fmt.Sprintf(" (for a file, write sqlite://%s)", absHint(rawURL))
+		if !strings.Contains(rawURL, "://") {
+			hint = fmt.Sprintf(" (for a file, write %s)", fileHint(rawURL))
 		}
 		return nil, fmt.Errorf("%w: %q has no scheme%s; %s", ErrBadURL, u.Redacted(), hint, supported())
 	}
 	return u, nil
 }
 
-func absHint(p string) string {
+// fileHint suggests the sqlite URL of a bare path.
+func fileHint(p string) string {
 	if strings.HasPrefix(p, "/") {
-		return p
+		return "sqlite://" + p
 	}
-	return "/absolute/path/to/file.db, or sqlite:" + p
+	return "sqlite:" + p
 }
 
 // supported is the list of schemes for error messages.

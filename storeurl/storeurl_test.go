@@ -155,8 +155,12 @@ func TestBadURLs(t *testing.T) {
 
 func TestBadSQLiteURL(t *testing.T) {
 	_, err := storeurl.Open(context.Background(), "sqlite://relative/path.db")
-	if err == nil || !strings.Contains(err.Error(), "host") {
-		t.Errorf("sqlite URL with a host: %v, want an error about the host", err)
+	if !errors.Is(err, storeurl.ErrBadURL) || !strings.Contains(err.Error(), "host") {
+		t.Errorf("sqlite URL with a host: %v, want ErrBadURL about the host", err)
+	}
+	_, err = storeurl.Open(context.Background(), "sqlite:///tmp/x.db?nosuch=1")
+	if !errors.Is(err, storeurl.ErrBadURL) || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("sqlite URL with an unknown parameter: %v, want ErrBadURL naming it", err)
 	}
 }
 

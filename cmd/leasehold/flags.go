@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// usageError is bad input found by the command itself: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// newFlags returns the flag set of a subcommand. Its errors are returned by
+// parse, not printed.
+func newFlags(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet("leasehold "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args into fs. It returns false, with the exit status, when
+// the command must stop: after printing the usage for -h, or an error.
+func (a *app) parse(fs *flag.FlagSet, cmd string, args []string) (int, bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(a.stdout, commandUsage[cmd])
+		return exitOK, false
+	case err != nil:
+		fmt.Fprintf(a.stderr, "leasehold %s: %v (see leasehold help %s)\n", cmd, err, cmd)
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+// noArgs reports an error for arguments left after the flags.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// durationValue is a flag.Value for a time.Duration with a clear error.
+type durationValue struct{ d *time.Duration }
+
+func durationFlag(fs *flag.FlagSet, name string, def time.Duration, help string) *time.Duration {
+	d := new(time.Duration)
+	*d = def
+	fs.Var(durationValue{d}, name, help)
+	return d
+}
+
+func (v durationValue) String() string {
+	if v.d == nil {
+		return ""
+	}
+	return v.d.String()
+}
+
+func (v durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 15s, 500ms or 2m", s)
+	}
+	*v.d = d
+	return nil
+}
+
+// checkKey validates a key given on the command line.
+func checkKey(key string) error {
+	if key == "" {
+		return usagef("--key is required")
+	}
+	return leasehold.ValidateKey(key)
+}
+
+// checkTTL validates a TTL before any store is opened; the store's own
+// bounds are checked once it is.
+func checkTTL(ttl time.Duration) error {
+	return leasehold.ValidateTTL(ttl, leasehold.Info{})
+}
+
+// checkWait validates --wait.
+func checkWait(wait time.Duration) error {
+	if wait < 0 {
+		return fmt.Errorf("%w: --wait %s is negative (0 tries once)", leasehold.ErrInvalidWait, wait)
+	}
+	return nil
+}
+
+// orEnv returns v, or the environment variable name when v is empty.
+func orEnv(v, name string) string {
+	if v != "" {
+		return v
+	}
+	return os.Getenv(name)
+}
+
+// parseToken parses a fencing token given as --token or LEASEHOLD_TOKEN.
+func parseToken(s string) (uint64, error) {
+	if s == "" {
+		return 0, usagef("--token is required (or set LEASEHOLD_TOKEN)")
+	}
+	t, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err != nil || t == 0 {
+		return 0, usagef("token %q is not a positive decimal number", s)
+	}
+	return t, nil
+}

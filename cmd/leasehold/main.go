@@ -1,0 +1,82 @@
+// Command leasehold runs commands and shell steps under distributed leases
+// with fencing tokens. Run "leasehold help" for its usage.
+//
+// It is wiring only: the lease lifecycle is the leasehold package's Client,
+// and stores are opened by URL with the storeurl package.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit statuses; see exitText in usage.go.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitHeld        = 75
+	exitLost        = 76
+	exitCannotExec  = 126
+	exitNotFound    = 127
+	exitInterrupted = 130
+)
+
+// app is one invocation's surroundings, so tests can run commands in
+// process.
+type app struct {
+	stdin          *os.File // passed to the command of run
+	stdout, stderr io.Writer
+}
+
+func main() {
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	os.Exit(a.main(os.Args[1:]))
+}
+
+// main dispatches to a subcommand and returns the exit status.
+func (a *app) main(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(a.stderr, usageText)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return a.run(rest)
+	case "acquire":
+		return a.acquire(rest)
+	case "renew":
+		return a.renew(rest)
+	case "release":
+		return a.release(rest)
+	case "status":
+		return a.status(rest)
+	case "migrate":
+		return a.migrate(rest)
+	case "help", "-h", "-help", "--help":
+		return a.help(rest)
+	}
+	fmt.Fprintf(a.stderr, "leasehold: unknown command %q; the commands are %s (see leasehold help)\n", cmd, commandList())
+	return exitUsage
+}
+
+// help prints the usage of leasehold or of one command.
+func (a *app) help(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(a.stdout, usageText)
+		return exitOK
+	}
+	text, ok := commandUsage[args[0]]
+	if !ok {
+		fmt.Fprintf(a.stderr, "leasehold help: unknown command %q; the commands are %s\n", args[0], commandList())
+		return exitUsage
+	}
+	fmt.Fprint(a.stdout, text)
+	return exitOK
+}
+
+// commandList names the commands for error messages.
+func commandList() string { return strings.Join(commands, ", ") }

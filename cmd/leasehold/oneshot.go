@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// oneShot runs f with a context that SIGINT and SIGTERM cancel, on the
+// store named by storeURL, and closes the store after.
+func oneShot(storeURL string, f func(ctx context.Context, st leasehold.Store) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	st, err := openStore(ctx, storeURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(ctx, st)
+}
+
+// grantJSON is acquire's --json output.
+type grantJSON struct {
+	Key   string `json:"key"`
+	Owner string `json:"owner"`
+	Token uint64 `json:"token"`
+	Label string `json:"label"`
+	TTL   string `json:"ttl"`
+	TTLMS int64  `json:"ttl_ms"`
+}
+
+func (a *app) acquire(args []string) int {
+	fs := newFlags("acquire")
+	key := fs.String("key", "", "the lease's key")
+	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "lease duration")
+	wait := durationFlag(fs, "wait", 0, "how long to wait for the key (0: try once)")
+	label := fs.String("label", "", "how other holders see this one (default host:pid)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	store := storeFlag(fs)
+	if code, ok := a.parse(fs, "acquire", args); !ok {
+		return code
+	}
+	err := errors.Join(noArgs(fs), checkKey(*key), checkTTL(*ttl), checkWait(*wait))
+	if err != nil {
+		return a.fail("acquire", err)
+	}
+	if *label == "" {
+		*label = leasehold.DefaultLabel()
+	}
+	var g leasehold.Grant
+	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+		if err := leasehold.ValidateTTL(*ttl, st.Info()); err != nil {
+			return err
+		}
+		req := leasehold.AcquireRequest{Key: *key, Owner: leasehold.NewOwnerID(), Label: *label, TTL: *ttl}
+		var err error
+		g, err = acquireGrant(ctx, st, req, *wait)
+		return err
+	})
+	if err != nil {
+		return a.fail("acquire", err)
+	}
+	if *asJSON {
+		return a.printJSON(grantJSON{Key: g.Key, Owner: g.Owner, Token: g.Token, Label: g.Label, TTL: g.TTL.String(), TTLMS: g.TTL.Milliseconds()})
+	}
+	fmt.Fprintf(a.stdout, "LEASEHOLD_KEY=%s\nLEASEHOLD_OWNER=%s\nLEASEHOLD_TOKEN=%d\n", shellQuote(g.Key), shellQuote(g.Owner), g.Token)
+	return exitOK
+}
+
+// acquireGrant calls the store's Acquire once, or, with a positive wait,
+// until it succeeds or wait runs out, backing off with jitter. When the
+// wait runs out it returns the last *HeldError. It deliberately does not use
+// a Client, whose leases end with the process: the grant must outlive it.
+func acquireGrant(ctx context.Context, st leasehold.Store, req leasehold.AcquireRequest, wait time.Duration) (leasehold.Grant, error) {
+	if wait == 0 {
+		return st.Acquire(ctx, req)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	backoff := leasehold.ExpBackoff{}
+	var last error
+	for attempt := 1; ; attempt++ {
+		g, err := st.Acquire(wctx, req)
+		switch {
+		case err == nil:
+			return g, nil
+		case ctx.Err() != nil:
+			return leasehold.Grant{}, ctx.Err()
+		case wctx.Err() != nil && last != nil:
+			return leasehold.Grant{}, last
+		case !errors.Is(err, leasehold.ErrHeld):
+			return leasehold.Grant{}, err
+		}
+		last = err
+		t := time.NewTimer(backoff.Delay(attempt))
+		select {
+		case <-wctx.Done():
+			t.Stop()
+			if ctx.Err() != nil {
+				return leasehold.Grant{}, ctx.Err()
+			}
+			return leasehold.Grant{}, last
+		case <-t.C:
+		}
+	}
+}
+
+// grantFlags reads --key, --owner and --token, or their LEASEHOLD_ variables.
+func grantFlags(key, owner, token string) (leasehold.Grant, error) {
+	g := leasehold.Grant{Key: orEnv(key, "LEASEHOLD_KEY"), Owner: orEnv(owner, "LEASEHOLD_OWNER")}
+	if g.Key == "" {
+		return g, usagef("--key is required (or set LEASEHOLD_KEY)")
+	}
+	if err := leasehold.ValidateKey(g.Key); err != nil {
+		return g, err
+	}
+	if g.Owner == "" {
+		return g, usagef("--owner is required (or set LEASEHOLD_OWNER)")
+	}
+	var err error
+	g.Token, err = parseToken(orEnv(token, "LEASEHOLD_TOKEN"))
+	return g, err
+}
+
+func (a *app) renew(args []string) int {
+	fs := newFlags("renew")
+	key := fs.String("key", "", "the lease's key")
+	owner := fs.String("owner", "", "the owner printed by acquire")
+	token := fs.String("token", "", "the token printed by acquire")
+	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "the new lease duration, from now")
+	store := storeFlag(fs)
+	if code, ok := a.parse(fs, "renew", args); !ok {
+		return code
+	}
+	g, err := grantFlags(*key, *owner, *token)
+	if err = errors.Join(noArgs(fs), err, checkTTL(*ttl)); err != nil {
+		return a.fail("renew", err)
+	}
+	g.TTL = *ttl
+	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+		if err := leasehold.ValidateTTL(g.TTL, st.Info()); err != nil {
+			return err
+		}
+		_, err := st.Renew(ctx, g)
+		return err
+	})
+	if err != nil {
+		return a.fail("renew", notHeld(g, err))
+	}
+	return exitOK
+}
+
+func (a *app) release(args []string) int {
+	fs := newFlags("release")
+	key := fs.String("key", "", "the lease's key")
+	owner := fs.String("owner", "", "the owner printed by acquire")
+	token := fs.String("token", "", "the token printed by acquire")
+	store := storeFlag(fs)
+	if code, ok := a.parse(fs, "release", args); !ok {
+		return code
+	}
+	g, err := grantFlags(*key, *owner, *token)
+	if err = errors.Join(noArgs(fs), err); err != nil {
+		return a.fail("release", err)
+	}
+	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+		return st.Release(ctx, g)
+	})
+	if err != nil {
+		return a.fail("release", notHeld(g, err))
+	}
+	return exitOK
+}
+
+// notHeld says which grant a store refused.
+func notHeld(g leasehold.Grant, err error) error {
+	if errors.Is(err, leasehold.ErrNotHeld) {
+		return fmt.Errorf("%w: the lease on %q with token %d is not held by this owner (it expired and was taken, or was released)", leasehold.ErrNotHeld, g.Key, g.Token)
+	}
+	return err
+}
+
+// printJSON writes v as one line of JSON.
+func (a *app) printJSON(v any) int {
+	if err := json.NewEncoder(a.stdout).Encode(v); err != nil {
+		fmt.Fprintf(os.Stderr, "leasehold: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// holderJSON is one key in status's --json output.
+type holderJSON struct {
+	Key         string `json:"key"`
+	Held        bool   `json:"held"`
+	Label       string `json:"label,omitempty"`
+	Token       uint64 `json:"token,omitempty"`
+	Remaining   string `json:"remaining,omitempty"`
+	RemainingMS int64  `json:"remaining_ms,omitempty"`
+}
+
+func toJSON(h leasehold.Holder) holderJSON {
+	return holderJSON{Key: h.Key, Held: true, Label: h.Label, Token: h.Token,
+		Remaining: roundDuration(h.Remaining).String(), RemainingMS: h.Remaining.Milliseconds()}
+}
+
+func (a *app) status(args []string) int {
+	fs := newFlags("status")
+	key := fs.String("key", "", "one key")
+	prefix := fs.String("prefix", "", "every held key starting with this")
+	asJSON := fs.Bool("json", false, "print JSON")
+	store := storeFlag(fs)
+	if code, ok := a.parse(fs, "status", args); !ok {
+		return code
+	}
+	keyGiven := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "key" {
+			keyGiven = true
+		}
+	})
+	err := noArgs(fs)
+	switch {
+	case err != nil:
+	case keyGiven && *prefix != "":
+		err = usagef("give --key or --prefix, not both")
+	case keyGiven:
+		err = leasehold.ValidateKey(*key)
+	}
+	if err != nil {
+		return a.fail("status", err)
+	}
+
+	var hs []leasehold.Holder
+	free := false
+	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+		if keyGiven {
+			h, err := st.Holder(ctx, *key)
+			if errors.Is(err, leasehold.ErrNotHeld) {
+				free = true
+				return nil
+			}
+			hs = []leasehold.Holder{h}
+			return err
+		}
+		l, ok := st.(leasehold.Lister)
+		if !ok {
+			return fmt.Errorf("the %s store cannot list keys; ask for one with --key", st.Info().Name)
+		}
+		var err error
+		hs, err = l.List(ctx, *prefix)
+		return err
+	})
+	if err != nil {
+		return a.fail("status", err)
+	}
+	slices.SortFunc(hs, func(x, y leasehold.Holder) int { return strings.Compare(x.Key, y.Key) })
+
+	switch {
+	case *asJSON && keyGiven && free:
+		return a.printJSON(holderJSON{Key: *key})
+	case *asJSON && keyGiven:
+		return a.printJSON(toJSON(hs[0]))
+	case *asJSON:
+		out := make([]holderJSON, 0, len(hs))
+		for _, h := range hs {
+			out = append(out, toJSON(h))
+		}
+		return a.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tTOKEN\tHOLDER\tREMAINING")
+	if free {
+		fmt.Fprintf(tw, "%s\t-\t(free)\t-\n", *key)
+	}
+	for _, h := range hs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Key, strconv.FormatUint(h.Token, 10), h.Label, roundDuration(h.Remaining))
+	}
+	tw.Flush()
+	return exitOK
+}

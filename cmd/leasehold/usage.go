@@ -1,0 +1,161 @@
+package main
+
+// All of the command's help text lives here. A new subcommand adds its name
+// to commands, its summary line to usageText, its own text to commandUsage,
+// and a case to the switch in app.main.
+
+// commands lists the subcommands, in the order of usageText.
+var commands = []string{"run", "acquire", "renew", "release", "status", "migrate", "help"}
+
+const usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
+
+Usage:
+  leasehold run     --key KEY [--ttl 15s] [--wait 0] [--grace 10s] [--store URL] -- COMMAND [ARGS...]
+  leasehold acquire --key KEY [--ttl 15s] [--wait 0] [--json] [--store URL]
+  leasehold renew   --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
+  leasehold release --key KEY --owner OWNER --token N [--store URL]
+  leasehold status  [--key KEY | --prefix P] [--json] [--store URL]
+  leasehold migrate --store postgres://...
+  leasehold help [COMMAND]
+
+Run "leasehold help COMMAND" for the details of one command.
+
+The store is named by --store URL, else by $LEASEHOLD_STORE, else it is the
+embedded store in $XDG_STATE_HOME/leasehold/leases.db (default
+~/.local/state/leasehold/leases.db), created on first use.
+` + schemesText + exitText
+
+const schemesText = `
+Store URLs:
+  sqlite:///abs/path.db   file:///abs/path.db   sqlite:relative/path.db
+                          the embedded store: one file that processes on this host share
+  memory://               an empty in-process store (lives as long as one leasehold command)
+  redis://host:port/db    redlock://host1:port,host2:port,...
+  postgres://user@host/db (also postgresql://)
+  etcd://host:port[,host:port...]
+`
+
+const exitText = `
+Exit status:
+  0     success (run: the command's own exit status; 128+N if signal N ended it)
+  1     the store failed or could not be reached
+  2     bad usage: unknown flag, malformed key, TTL, wait or store URL
+  75    the lease is held by someone else (stderr says who, and for how long)
+  76    the lease was lost (run: while the command ran; renew and release:
+        the lease is no longer the caller's)
+  126   run: the command could not be started; 127: it was not found
+  130   interrupted before the lease was acquired
+`
+
+// commandUsage holds the text of "leasehold help COMMAND" and of each
+// command's -h.
+var commandUsage = map[string]string{
+	"run": `Usage: leasehold run --key KEY [--ttl 15s] [--wait 0] [--grace 10s] [--label L] [--store URL] -- COMMAND [ARGS...]
+
+Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
+token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
+while the command runs (at about a third of the TTL), releases it when the
+command exits, and exits with the command's exit status.
+
+  --wait 0 tries once; a duration waits up to that long for the holder to go.
+  If the lease cannot be had, leasehold exits 75 and says on stderr who holds
+  it and for how long.
+
+  The command runs in its own process group. If the lease is lost while it
+  runs (a renewal is refused, or no renewal succeeds before the holder-side
+  deadline), leasehold sends SIGTERM to the group, SIGKILL after --grace, and
+  exits 76. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leasehold are passed
+  on to the group; leasehold then waits for the command and releases the
+  lease.
+
+  Pass the token to whatever the command writes to, and have that resource
+  reject stale tokens: a lease alone cannot stop a paused holder from acting.
+
+Flags:
+  --key KEY      the lease's key (required)
+  --ttl D        lease duration (default 15s)
+  --wait D       how long to wait for the key (default 0: try once)
+  --grace D      time between SIGTERM and SIGKILL when the lease is lost (default 10s)
+  --label L      how other holders see this one (default host:pid)
+  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+`,
+	"acquire": `Usage: leasehold acquire --key KEY [--ttl 15s] [--wait 0] [--label L] [--json] [--store URL]
+
+Acquires KEY and exits, leaving the lease held until its TTL ends or it is
+released: renew it with "leasehold renew" before then. It prints shell
+assignments that "eval" can take, or with --json one JSON object:
+
+  LEASEHOLD_KEY=KEY
+  LEASEHOLD_OWNER=OWNER     (the secret that proves ownership; keep it)
+  LEASEHOLD_TOKEN=N         (the fencing token)
+
+  {"key":"KEY","owner":"OWNER","token":N,"label":"host:pid","ttl":"15s","ttl_ms":15000}
+
+If the key is held it exits 75 and says on stderr who holds it and for how
+long. renew and release take --key, --owner and --token, or read them from
+LEASEHOLD_KEY, LEASEHOLD_OWNER and LEASEHOLD_TOKEN.
+
+Flags:
+  --key KEY      the lease's key (required)
+  --ttl D        lease duration (default 15s)
+  --wait D       how long to wait for the key (default 0: try once)
+  --label L      how other holders see this one (default host:pid)
+  --json         print JSON
+  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+`,
+	"renew": `Usage: leasehold renew --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
+
+Extends the lease to TTL from now if OWNER still holds KEY with token N.
+Prints nothing on success; exits 76 if the lease is no longer the caller's
+(expired and taken by someone else, or released).
+
+Flags:
+  --key KEY      the lease's key (default $LEASEHOLD_KEY)
+  --owner OWNER  the owner printed by acquire (default $LEASEHOLD_OWNER)
+  --token N      the token printed by acquire (default $LEASEHOLD_TOKEN)
+  --ttl D        the new lease duration, from now (default 15s)
+  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+`,
+	"release": `Usage: leasehold release --key KEY --owner OWNER --token N [--store URL]
+
+Ends the lease if OWNER still holds KEY with token N. Prints nothing on
+success; exits 76 if the lease was no longer the caller's (it had expired and
+been taken, or was already released), and never touches another holder's
+lease.
+
+Flags:
+  --key KEY      the lease's key (default $LEASEHOLD_KEY)
+  --owner OWNER  the owner printed by acquire (default $LEASEHOLD_OWNER)
+  --token N      the token printed by acquire (default $LEASEHOLD_TOKEN)
+  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+`,
+	"status": `Usage: leasehold status [--key KEY | --prefix P] [--json] [--store URL]
+
+Shows who holds KEY, or every held key that starts with P (all held keys
+when neither is given), with the fencing token and the time left by the
+store's clock, as a table or as JSON:
+
+  {"key":"KEY","held":true,"label":"host:pid","token":7,"remaining":"12.3s","remaining_ms":12300}
+
+--key prints one object ("held":false for a free key); --prefix prints an
+array. Listing needs a store that can list keys (sqlite, memory, ...).
+
+Flags:
+  --key KEY      one key
+  --prefix P     every held key starting with P
+  --json         print JSON
+  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+`,
+	"migrate": `Usage: leasehold migrate --store postgres://...
+
+Creates or upgrades the tables the PostgreSQL store needs, for a deployment
+where the application's role may not run DDL. It is safe to run again.
+
+Flags:
+  --store URL    the PostgreSQL store (default $LEASEHOLD_STORE)
+`,
+	"help": `Usage: leasehold help [COMMAND]
+
+Prints the usage of leasehold, or of one command.
+`,
+}
