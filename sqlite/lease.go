@@ -108,6 +108,9 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 		return nil, err
 	}
 	out := make([]leasehold.RenewResult, len(gs))
+	if len(gs) == 0 {
+		return out, nil
+	}
 	err := s.write(ctx, func(tx *sql.Tx, now time.Time) error {
 		st := tx.StmtContext(ctx, s.stmts.renew)
 		for i, g := range gs {

@@ -67,23 +67,27 @@ func TestOpenCreatesPrivateFiles(t *testing.T) {
 	}
 }
 
+// TestOpenConcurrentOnNewFile: 8 handles open one new file at once, 10
+// times; all succeed (none mistakes a half-created store for a foreign one).
 func TestOpenConcurrentOnNewFile(t *testing.T) {
-	path := tempDB(t)
-	errs := make(chan error, 8)
-	stores := make(chan *Store, 8)
-	for i := 0; i < 8; i++ {
-		go func() {
-			s, err := Open(ctxT(t), path, nil)
-			errs <- err
-			stores <- s
-		}()
-	}
-	for i := 0; i < 8; i++ {
-		if err := <-errs; err != nil {
-			t.Errorf("open %d: %v", i, err)
+	for round := 0; round < 10; round++ {
+		path := tempDB(t)
+		errs := make(chan error, 8)
+		stores := make(chan *Store, 8)
+		for i := 0; i < 8; i++ {
+			go func() {
+				s, err := Open(ctxT(t), path, nil)
+				errs <- err
+				stores <- s
+			}()
 		}
-		if s := <-stores; s != nil {
-			s.Close()
+		for i := 0; i < 8; i++ {
+			if err := <-errs; err != nil {
+				t.Errorf("round %d, open %d: %v", round, i, err)
+			}
+			if s := <-stores; s != nil {
+				s.Close()
+			}
 		}
 	}
 }

@@ -90,7 +90,17 @@ func (s *Store) setup(ctx context.Context) error {
 	}
 	defer conn.Close()
 	var st fileState
-	err = s.retry(ctx, func() (err error) { st, err = inspect(ctx, conn); return err })
+	err = s.retry(ctx, func() error {
+		// One read transaction: a consistent snapshot, even while another
+		// process is creating the schema.
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		st, err = inspect(ctx, tx)
+		return err
+	})
 	if err != nil {
 		return s.explain(err)
 	}

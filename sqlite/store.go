@@ -232,7 +232,7 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) {
+	if s.closed.Load() {
 		err = leasehold.ErrClosed
 	}
 	return &leasehold.StoreError{Store: name, Op: op, Err: err}
