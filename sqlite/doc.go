@@ -39,6 +39,22 @@
 // the clock: they are strictly increasing whatever the clock does, which is
 // why a fenced resource stays safe across clock steps.
 //
+// # Concurrency
+//
+// Each Store has one *sql.DB of at most four connections. Its writes
+// (Acquire, Renew, RenewMany, Release) queue in the process for one writer
+// slot, so they never fight each other for SQLite's lock, while Holder and
+// List read beside the writer, as WAL mode allows. Every write is one BEGIN
+// IMMEDIATE transaction, which takes the write lock before reading: two
+// writers never both read and then fail to upgrade. Between processes the
+// lock is SQLite's: busy_timeout waits for it (modernc's busy handler stops
+// waiting when the caller's context ends), and SQLITE_BUSY results that
+// SQLite returns without waiting are retried with jittered backoff. Only
+// after Options.BusyTimeout (30 s by default) of waiting does an operation
+// fail with a *leasehold.StoreError; the caller's context error is returned
+// as is. A process killed while holding the lock loses it with its file
+// descriptors, and its unfinished transaction is rolled back.
+//
 // # Semantics
 //
 //   - Acquire claims a key that is free, released or expired, and returns a

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -131,6 +132,23 @@ func TestKilledWriterLockFreed(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	// While the lock is held: reads go on (WAL), a write waits and then
+	// fails cleanly, on the caller's deadline or on the busy timeout.
+	if _, err := s.Holder(ctxT(t), "k"); !errors.Is(err, leasehold.ErrNotHeld) {
+		t.Fatalf("holder while another process holds the write lock: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := s.Acquire(ctx, req("k", time.Second)); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, leasehold.ErrStore) {
+		t.Fatalf("acquire with a deadline while the file is locked: %v, want the context's error", err)
+	}
+	short := openT(t, path, &Options{BusyTimeout: 100 * time.Millisecond})
+	_, err := short.Acquire(ctxT(t), req("k", time.Second))
+	var se *leasehold.StoreError
+	if !errors.As(err, &se) || se.Op != "acquire" || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("acquire with a 100ms busy timeout while the file is locked: %v, want a store error saying it is locked", err)
+	}
+	t.Logf("as expected: %v", err)
 	c.kill()
 	g2 := mustAcquire(t, s, req("k", time.Second))
 	if g2.Token != g.Token+1 {

@@ -283,7 +283,7 @@ func (s *Store) retry(ctx context.Context, f func() error) error {
 			return ctx.Err()
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("database locked by another connection for more than %s: %w", s.busyTimeout, err)
+			return fmt.Errorf("database file locked by another writer (this or another process) for more than %s: %w", s.busyTimeout, err)
 		}
 		t := time.NewTimer(rand.N(backoff) + time.Millisecond/2)
 		select {
