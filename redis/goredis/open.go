@@ -69,6 +69,7 @@ func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error)
 		c := redis.NewClient(&redis.Options{
 			Addr: h, Username: user, Password: pass, DB: db,
 			MaxRetries:            -1,
+			DialerRetries:         1,
 			DialTimeout:           time.Second,
 			ContextTimeoutEnabled: true,
 		})
@@ -159,4 +160,21 @@ func parseRedlockURL(raw string) (user, pass string, hosts []string, db int, err
 		}
 	}
 	return user, pass, hosts, db, nil
+}
+
+// RedlockOptions configure a redlock store; see redlock.Options.
+type RedlockOptions = redlock.Options
+
+// NewRedlock returns a redlock store over clients, one per independent
+// master. The store does not close them unless opts.CloseClients is set.
+func NewRedlock[C redis.UniversalClient](clients []C, opts *RedlockOptions) (*redlock.Store, error) {
+	var cs []lhredis.Client
+	for _, c := range clients {
+		a, err := NewClient(c)
+		if err != nil {
+			return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: err}
+		}
+		cs = append(cs, a)
+	}
+	return redlock.New(cs, opts)
 }

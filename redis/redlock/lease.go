@@ -169,6 +169,12 @@ func (s *Store) state(g leasehold.Grant) (*grantState, bool) {
 	return st, ok && st != nil && len(st.tokens) == len(s.nodes)
 }
 
+// forged reports a grant whose token is not the one Acquire returned with
+// its per-master state.
+func forged(g leasehold.Grant, st *grantState) bool {
+	return g.Token != slices.Max(st.tokens)
+}
+
 // Renew extends the lease on every master that granted it, and succeeds
 // when a majority did within the validity time. It returns ErrNotHeld when
 // too many masters refused for a majority to remain. The TTL applied is
@@ -178,6 +184,9 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	st, ok := s.state(g)
 	if !ok {
 		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "renew", Err: fmt.Errorf("key %q: %w", g.Key, errNoState)}
+	}
+	if forged(g, st) {
+		return leasehold.Grant{}, fmt.Errorf("renew %q: token %d is not the grant's: %w", g.Key, g.Token, leasehold.ErrNotHeld)
 	}
 	ttl := st.ttl
 	if g.TTL != ttl-s.drift(ttl) {
@@ -246,6 +255,9 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	st, ok := s.state(g)
 	if !ok {
 		return &leasehold.StoreError{Store: Name, Op: "release", Err: fmt.Errorf("key %q: %w", g.Key, errNoState)}
+	}
+	if forged(g, st) {
+		return fmt.Errorf("release %q: token %d is not the grant's: %w", g.Key, g.Token, leasehold.ErrNotHeld)
 	}
 	if err := s.check(ctx, "release"); err != nil {
 		return err
