@@ -1,0 +1,102 @@
+package etcd
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// RenewMany renews many grants, checking up to 64 of them in one etcd
+// transaction: each grant is a nested transaction comparing its key's
+// CreateRevision and value, so one stale grant does not fail the others.
+// Grants not made by this Store value are renewed one by one, as Renew does.
+// err is set only when every grant failed for the same reason (the store
+// is closed, or the first transaction could not be sent).
+func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.isClosed() {
+		return nil, s.closedErr("renew")
+	}
+	out := make([]leasehold.RenewResult, len(gs))
+	t0 := time.Now()
+	freshErr := map[*session]error{} // sessions checked by fresh, and the outcome
+	var batch []int                   // indexes of grants checked in a transaction
+	for i, g := range gs {
+		r := s.ref(g)
+		switch {
+		case r == nil:
+			out[i].Grant, out[i].Err = s.renewForeign(ctx, g)
+		case !r.sess.tracked(s.HolderKey(g.Key), int64(g.Token)):
+			why := ""
+			if r.sess.isLost() {
+				why = "session lease lost"
+			}
+			out[i].Err = notHeld("renew", g.Key, why)
+		default:
+			ss := r.sess
+			err, seen := freshErr[ss]
+			if !seen {
+				_, err = ss.fresh(ctx, "renew")
+				freshErr[ss] = err
+			}
+			if err != nil {
+				out[i].Err = err
+				continue
+			}
+			batch = append(batch, i)
+		}
+	}
+	for chunk := 0; len(batch) > 0; chunk++ {
+		n := min(len(batch), maxBatch)
+		idx := batch[:n]
+		batch = batch[n:]
+		ops := make([]clientv3.Op, n)
+		for j, i := range idx {
+			g := gs[i]
+			name := s.HolderKey(g.Key)
+			ops[j] = clientv3.OpTxn([]clientv3.Cmp{
+				clientv3.Compare(clientv3.CreateRevision(name), "=", int64(g.Token)),
+				clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label)),
+			}, nil, []clientv3.Op{clientv3.OpGet(name, clientv3.WithKeysOnly())})
+		}
+		resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(ops...).Commit()
+		if err != nil {
+			err = storeErr(ctx, "renew", err)
+			if chunk == 0 && len(batch) == 0 && len(idx) == len(gs) {
+				return nil, err
+			}
+			for _, i := range idx {
+				out[i].Err = err
+			}
+			continue
+		}
+		for j, i := range idx {
+			g := gs[i]
+			ss := s.ref(g).sess
+			name := s.HolderKey(g.Key)
+			tok := int64(g.Token)
+			if nested := resp.Responses[j].GetResponseTxn(); !nested.GetSucceeded() {
+				if len(nested.GetResponses()) == 0 || !sameToken(nested.GetResponses()[0], tok) {
+					ss.untrack(name, tok)
+				}
+				out[i].Err = notHeld("renew", g.Key, "")
+				continue
+			}
+			ttl, ok := ss.renewed(name, tok, t0)
+			switch {
+			case !ok:
+				out[i].Err = notHeld("renew", g.Key, "expired")
+			case ttl < ss.class:
+				out[i].Err = &leasehold.StoreError{Store: Name, Op: "renew", Err: errKeepaliveOverdue}
+			default:
+				g.TTL = ttl
+				out[i].Grant = g
+			}
+		}
+	}
+	return out, nil
+}

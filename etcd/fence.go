@@ -1,0 +1,77 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Fencing writes to etcd itself.
+//
+// A lease's token is its holder key's CreateRevision, so a write to etcd can
+// be guarded by the lease in the same transaction: IsOwner is the compare
+// that holds only while that grant still holds the key (the generalisation
+// of concurrency.Mutex.IsOwner to any leasehold store prefix). It is the
+// strongest guard: a write made after the lease ended (expired, released, or
+// taken by a newer holder) is refused by etcd, however long the writer was
+// paused.
+//
+// When the protected data must accept writes from a holder whose lease is
+// being handed over, or lives under another key than the lease, keep a fence
+// key next to it: FencedTxn applies ops only if token is at least the highest
+// token the fence key has accepted, and stores token there, in one
+// transaction.
+
+// IsOwner returns a compare that succeeds only while the lease on key has
+// token, in a store with the given etcd key prefix ("" means DefaultPrefix).
+// Use it in the If of a transaction that writes the protected data.
+func IsOwner(prefix, key string, token uint64) clientv3.Cmp {
+	return clientv3.Compare(clientv3.CreateRevision(HolderKey(prefix, key)), "=", int64(token))
+}
+
+// IsOwner returns a compare that succeeds only while the lease on key has
+// token in this store.
+func (s *Store) IsOwner(key string, token uint64) clientv3.Cmp {
+	return IsOwner(s.prefix, key, token)
+}
+
+// EncodeFence returns the form in which a fence key stores token: 20
+// decimal digits, so that etcd's byte-wise value comparison orders tokens
+// numerically.
+func EncodeFence(token uint64) string { return fmt.Sprintf("%020d", token) }
+
+// DecodeFence parses a fence key's value.
+func DecodeFence(v []byte) (uint64, error) { return strconv.ParseUint(string(v), 10, 64) }
+
+// FenceCmp returns the compare "the fence key's stored token is at most
+// token". Like every value compare in etcd, it fails when fenceKey does not
+// exist: FencedTxn handles that case.
+func FenceCmp(fenceKey string, token uint64) clientv3.Cmp {
+	if token == ^uint64(0) {
+		return clientv3.Compare(clientv3.Value(fenceKey), "!=", "~") // every encoded token sorts below "~"
+	}
+	return clientv3.Compare(clientv3.Value(fenceKey), "<", EncodeFence(token+1))
+}
+
+// FencedTxn applies ops in one transaction if token is at least the highest
+// token fenceKey has accepted (or fenceKey does not exist yet) and every one
+// of extra holds, and then stores token in fenceKey. It reports whether the
+// write was accepted; a stale token is refused with accepted false and no
+// error. Pass s.IsOwner(key, token) in extra to also require that the lease
+// is still held.
+func FencedTxn(ctx context.Context, kv clientv3.KV, fenceKey string, token uint64, extra []clientv3.Cmp, ops ...clientv3.Op) (accepted bool, err error) {
+	put := append([]clientv3.Op{clientv3.OpPut(fenceKey, EncodeFence(token))}, ops...)
+	absent := append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(fenceKey), "=", 0)}, extra...)
+	present := append([]clientv3.Cmp{FenceCmp(fenceKey, token)}, extra...)
+	resp, err := kv.Txn(ctx).If(absent...).Then(put...).
+		Else(clientv3.OpTxn(present, put, nil)).Commit()
+	if err != nil {
+		return false, err
+	}
+	if resp.Succeeded {
+		return true, nil
+	}
+	return resp.Responses[0].GetResponseTxn().GetSucceeded(), nil
+}
