@@ -1,0 +1,63 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/leasetest"
+	"github.com/leasehold-go/leasehold/postgres"
+)
+
+// conformance runs the leasehold suite on one configuration. open makes a
+// store handle with opts; every handle reaches the same tables.
+func conformance(t *testing.T, opts postgres.Options, open func(t testing.TB, opts postgres.Options) leasehold.Store) {
+	opts.Schema = freshSchema(t)
+	if err := postgres.Migrate(ctxT(t), newPool(t), opts); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	leasetest.Run(t, leasetest.Config{
+		Open: func(t testing.TB) leasehold.Store { return open(t, opts) },
+		Restart: func(t testing.TB) {
+			if err := srv.Restart(); err != nil {
+				t.Fatalf("restart: %v", err)
+			}
+		},
+	})
+}
+
+// openPool opens a store with its own pgxpool (closed by the store's Close).
+func openPool(t testing.TB, opts postgres.Options) leasehold.Store {
+	t.Helper()
+	u := srv.ConnString("pool_max_conns=20", "schema="+opts.Schema, "mode="+opts.Mode.String())
+	s, err := postgres.OpenURL(ctxT(t), u)
+	if err != nil {
+		t.Fatalf("OpenURL: %v", err)
+	}
+	return s
+}
+
+// openDB opens a store on a database/sql pool (pgx stdlib driver).
+func openDB(t testing.TB, opts postgres.Options) leasehold.Store {
+	t.Helper()
+	s, err := postgres.NewDB(newDB(t), opts)
+	if err != nil {
+		t.Fatalf("NewDB: %v", err)
+	}
+	return s
+}
+
+func TestConformanceLeaseRowPool(t *testing.T) {
+	conformance(t, postgres.Options{Mode: postgres.LeaseRow}, openPool)
+}
+
+func TestConformanceAdvisoryPool(t *testing.T) {
+	conformance(t, postgres.Options{Mode: postgres.Advisory}, openPool)
+}
+
+func TestConformanceLeaseRowDB(t *testing.T) {
+	conformance(t, postgres.Options{Mode: postgres.LeaseRow}, openDB)
+}
+
+func TestConformanceAdvisoryDB(t *testing.T) {
+	conformance(t, postgres.Options{Mode: postgres.Advisory}, openDB)
+}

@@ -1,0 +1,2 @@
+// Package postgres is a leasehold store on PostgreSQL (placeholder doc).
+package postgres

@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// OpenURL opens a store from a postgres:// or postgresql:// URL (what
+// `leasehold --store` takes). Besides pgx's own parameters (sslmode,
+// pool_max_conns, default_query_exec_mode, application_name, options, ...) it
+// reads, and removes before connecting:
+//
+//	mode=lease|advisory   the mode (default lease)
+//	schema=NAME           Options.Schema (default public)
+//	table=NAME            Options.Table (default leasehold_leases)
+//	listen=CONNSTRING     Options.ListenConnString (a direct connection for LISTEN)
+//
+// For example postgres://app:secret@db:5432/app?mode=advisory&pool_max_conns=20.
+// It makes its own *pgxpool.Pool, which Close closes, and pings the server
+// so that a wrong address or password is reported here (as a
+// *leasehold.StoreError). It does not check that the migration has run:
+// `leasehold migrate` opens the store this way too.
+func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invalid store URL: %w", err)
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return nil, fmt.Errorf("postgres: store URL scheme is %q, want postgres:// or postgresql://", u.Scheme)
+	}
+	q := u.Query()
+	var opts Options
+	switch m := q.Get("mode"); m {
+	case "", "lease":
+		opts.Mode = LeaseRow
+	case "advisory":
+		opts.Mode = Advisory
+	default:
+		return nil, fmt.Errorf("postgres: store URL mode is %q, want lease or advisory", m)
+	}
+	opts.Schema, opts.Table, opts.ListenConnString = q.Get("schema"), q.Get("table"), q.Get("listen")
+	for _, k := range []string{"mode", "schema", "table", "listen"} {
+		q.Del(k)
+	}
+	u.RawQuery = q.Encode()
+	cfg, err := pgxpool.ParseConfig(u.String())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invalid store URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invalid store URL: %w", err)
+	}
+	s, err := New(pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownPool = pool
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &leasehold.StoreError{Store: s.name, Op: "open", Err: explain(err, s.tableName)}
+	}
+	return s, nil
+}
