@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/leasehold-go/leasehold/redis/internal/redistest"
@@ -22,7 +23,13 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
+// quietLogger drops go-redis's log lines about masters the tests killed.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 func run(m *testing.M) int {
+	redis.SetLogger(quietLogger{}) // the test process's own logger, not the library's
 	var err error
 	tmp, err = os.MkdirTemp("", "leasehold-goredis-")
 	if err != nil {

@@ -196,3 +196,10 @@ func TestRedlockUserClients(t *testing.T) {
 		}
 	}
 }
+
+// A redlock waiter wakes on the release published by the masters.
+func TestRedlockWakeOnRelease(t *testing.T) {
+	st := openRedlock(t, masters)
+	defer st.Close()
+	testWake(t, st.(notifyingStore), st.(notifyingStore))
+}

@@ -150,7 +150,7 @@ func (s *Server) logTail() string {
 	return strings.Join(lines, " | ")
 }
 
-// ping sends PING and expects +PONG.
+// ping sends PING and expects +PONG (or NOAUTH).
 func ping(addr string) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
@@ -165,7 +165,8 @@ func ping(addr string) error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(line, "+PONG") {
+	// A server with a password answers NOAUTH: it is up all the same.
+	if !strings.HasPrefix(line, "+PONG") && !strings.HasPrefix(line, "-NOAUTH") {
 		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
 	}
 	return nil
