@@ -1,0 +1,58 @@
+// Command faults is leasehold's fault-injection harness (package faults).
+//
+//	faults run   -store sqlite [-seconds 30] [-seed 1] [-ttl 1s] [-mutation] [-faults F1,F2] [-dir D] [-keep]
+//	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
+//	faults holder ...   (internal: a holder process, started by the harness)
+//
+// suite exits with status 1 when a store misses a target its documentation
+// claims, or when a run was invalid (its faults did not bite).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/storeurl"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	code := 0
+	switch os.Args[1] {
+	case "holder":
+		stop() // the holder handles its own signals
+		var cfg faults.HolderConfig
+		cfg, err = faults.ParseHolderArgs(os.Args[2:])
+		if err == nil {
+			err = faults.RunHolder(context.Background(), cfg, storeurl.Open)
+		}
+	case "run":
+		code, err = runCmd(ctx, os.Args[2:])
+	case "suite":
+		code, err = suiteCmd(ctx, os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  faults run   -store NAME [-seconds 30] [-seed N] [-ttl 1s] [-mutation] [-faults F1,F2,...] [-dir D] [-keep]
+  faults suite -short|-long [-stores a,b,...] [-runs N] [-seconds S] [-seed N] [-out docs/safety.md]
+stores: `+storeNames()+"\n")
+	os.Exit(2)
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/storeurl"
+)
+
+func storeNames() string { return strings.Join(faults.BackendNames, ", ") }
+
+func logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", a...)
+}
+
+// holderCmd is how the harness starts holder processes: this binary, in
+// holder mode.
+func holderCmd() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return []string{exe, "holder"}, nil
+}
+
+func runCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	store := fs.String("store", "sqlite", "store: "+storeNames())
+	seconds := fs.Int("seconds", 0, "run the fault schedule for at least this long (0: one pass)")
+	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()%100000), "seed")
+	ttl := fs.Duration("ttl", time.Second, "lease TTL")
+	mutation := fs.Bool("mutation", false, "disable the fence check (the checkers must catch it)")
+	only := fs.String("faults", "", "comma-separated fault classes (default: all the store supports)")
+	dir := fs.String("dir", "", "run directory (default: a temporary one)")
+	keep := fs.Bool("keep", false, "keep the run directory")
+	_ = fs.Parse(args)
+	b, err := faults.NewBackend(*store)
+	if err != nil {
+		return 0, err
+	}
+	hc, err := holderCmd()
+	if err != nil {
+		return 0, err
+	}
+	d := *dir
+	if d == "" {
+		d, err = os.MkdirTemp("", "leasehold-faults-")
+		if err != nil {
+			return 0, err
+		}
+		if !*keep {
+			defer os.RemoveAll(d)
+		}
+	}
+	_ = os.Chmod(d, 0o755)
+	var fl []string
+	if *only != "" {
+		fl = strings.Split(*only, ",")
+	}
+	r, err := faults.Run(ctx, faults.RunConfig{
+		Backend: b, Open: storeurl.Open, HolderCmd: hc, Dir: filepath.Clean(d),
+		TTL: *ttl, Duration: time.Duration(*seconds) * time.Second, Seed: *seed,
+		Mutation: *mutation, Faults: fl, Log: logf,
+	})
+	if err != nil {
+		if !*keep && *dir == "" {
+			fmt.Fprintln(os.Stderr, "faults: run directory kept for inspection:", d)
+			*keep = true
+		}
+		return 0, err
+	}
+	fmt.Println(faults.Summary(r))
+	if len(r.Missed) > 0 || len(r.Invalid) > 0 {
+		return 1, nil
+	}
+	return 0, nil
+}

@@ -1,0 +1,40 @@
+// Package faults is leasehold's fault-injection harness: it measures what a
+// lease promises under failures, on real stores, with real processes.
+//
+// A run starts a store (its real server processes, or a file for the
+// embedded store), a protected resource (an HTTP server in the harness
+// process) and a few holder processes (the harness binary re-executed in
+// holder mode). The holders contend for a few keys with a leasehold.Client
+// and, while they hold a key, perform protected operations on the resource:
+//
+//   - W1, an unfenced read-modify-write counter: the negative control. Under
+//     pauses longer than the TTL it must show overlaps and lost updates, or
+//     the harness cannot see what it claims to catch.
+//   - W2, a fenced register: every write carries the lease's token
+//     (fence.Header) and the resource admits it only if the token is at
+//     least the highest it has admitted (fence.Middleware over a guard).
+//
+// Meanwhile the harness injects faults: holder pauses (SIGSTOP) shorter than
+// the renew margin and of 1-3 x TTL, holder kills and respawns, a TCP proxy
+// between each holder and the store that adds latency beyond the TTL, drops
+// replies after the request went through, resets connections and partitions,
+// store pauses, store kills and restarts (Redis also without persistence),
+// the kill of an etcd cluster's leader, and a holder clock that runs slow
+// (an injected leasehold.Clock). Every acquire, renew, release, loss signal
+// and protected operation is recorded with CLOCK_MONOTONIC timestamps, which
+// are system-wide on Linux, so holder, resource and harness events share one
+// time line.
+//
+// The checkers (Check) then report stale-token writes the resource accepted
+// (an exact scan of the resource's admission order, and a linearizability
+// check of the holders' view with porcupine), tokens that went backwards or
+// repeated, protected operations issued after the holder's own loss signal,
+// takeover time after a kill as a ratio of the TTL, keys still stuck after
+// the faults healed, and the unfenced counter's overlaps and lost updates.
+// A run whose pauses never produced a stale write attempt is invalid, not a
+// pass. A mutation run disables the fence check and must be reported as a
+// violation every time.
+//
+// The command in cmd/faults runs it; scripts/faults is the entry point
+// (--short for CI, --long to regenerate docs/safety.md).
+package faults

@@ -1,0 +1,18 @@
+package faults
+
+import (
+	"fmt"
+	"strings"
+)
+
+// BackendNames are the stores the harness can run, in table order.
+var BackendNames = []string{"sqlite", "redis", "redlock", "postgres-lease", "postgres-advisory", "etcd"}
+
+// NewBackend returns the backend called name.
+func NewBackend(name string) (Backend, error) {
+	switch name {
+	case "sqlite":
+		return &SQLite{}, nil
+	}
+	return nil, fmt.Errorf("faults: unknown store %q (known: %s)", name, strings.Join(BackendNames, ", "))
+}

@@ -1,0 +1,66 @@
+package faults
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Summary renders one run's result for a terminal.
+func Summary(r *RunResult) string {
+	m := r.Metrics
+	var b strings.Builder
+	status := "PASS"
+	switch {
+	case len(r.Missed) > 0:
+		status = "FAIL"
+	case len(r.Invalid) > 0:
+		status = "INVALID"
+	}
+	mut := ""
+	if r.Mutation {
+		mut = " (mutation: fence check disabled)"
+	}
+	fmt.Fprintf(&b, "%s %s%s: seed %d, TTL %s, %.0f s, safe tokens claimed: %v\n", status, r.Store, mut, r.Seed, r.TTL, r.Seconds, r.SafeTokens)
+	var eps []string
+	for c, n := range m.Episodes {
+		eps = append(eps, fmt.Sprintf("%s x%d", c, n))
+	}
+	sort.Strings(eps)
+	fmt.Fprintf(&b, "  faults: %s\n", strings.Join(eps, ", "))
+	fmt.Fprintf(&b, "  W2 fenced: %d writes, stale accepted %d, refused (saves) %d [%d under pauses, %d/%d pauses bitten], false refusals %d, porcupine %s\n",
+		m.FencedWrites, m.StaleAccepted, m.Saves, m.PauseSaves, m.BittenPauses, m.Episodes["F2"], m.FalseRefusals, m.Linearizable)
+	fmt.Fprintf(&b, "  W3 tokens: %d grants, backwards %d, repeated %d\n", m.Grants, m.TokenBackwards, m.TokenRepeats)
+	fmt.Fprintf(&b, "  W4 ops: %d, after own loss signal %d, after own deadline %d; losses %d, spurious under F1 %d\n",
+		m.Ops, m.OpsAfterLoss, m.OpsAfterDeadline, m.Losses, m.SpuriousF1)
+	fmt.Fprintf(&b, "  W1 unfenced: %d writes, lost updates %d, overlaps %d\n", m.CounterWrites, m.LostUpdates, m.Overlaps)
+	fmt.Fprintf(&b, "  W5 takeover after kill: %s (bound %.2f x TTL); stuck keys %d\n", ratios(m.Takeovers), r.TakeoverBound, len(m.Stuck))
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	for _, s := range r.Invalid {
+		fmt.Fprintf(&b, "  INVALID: %s\n", s)
+	}
+	for _, s := range r.Missed {
+		fmt.Fprintf(&b, "  MISSED: %s\n", s)
+	}
+	for _, v := range m.Violations {
+		fmt.Fprintf(&b, "  violation: %s\n", v)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func ratios(xs []float64) string {
+	if len(xs) == 0 {
+		return "no samples"
+	}
+	return fmt.Sprintf("p50 %s, p99 %s x TTL (n=%d)", fmtRatio(Quantile(xs, 0.5)), fmtRatio(Quantile(xs, 0.99)), len(xs))
+}
+
+func fmtRatio(x float64) string {
+	if math.IsInf(x, 1) {
+		return "never"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
