@@ -24,7 +24,7 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 	out := make([]leasehold.RenewResult, len(gs))
 	t0 := time.Now()
 	freshErr := map[*session]error{} // sessions checked by fresh, and the outcome
-	var batch []int                   // indexes of grants checked in a transaction
+	var batch []int                  // indexes of grants checked in a transaction
 	for i, g := range gs {
 		r := s.ref(g)
 		switch {

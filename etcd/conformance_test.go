@@ -50,12 +50,30 @@ func conformance(t *testing.T, c *etcdtest.Cluster) {
 	})
 }
 
-func TestConformanceSingleNode(t *testing.T) {
+// TestSingleNode runs the conformance suite and the store's own tests on
+// one etcd process.
+func TestSingleNode(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
-	conformance(t, c)
+	t.Run("conformance", func(t *testing.T) { conformance(t, c) })
+	t.Run("one_etcd_lease_per_ttl_class", func(t *testing.T) { testSharedSession(t, c) })
+	t.Run("session_loss_closes_lost_and_cancels_leases", func(t *testing.T) { testSessionLoss(t, c) })
+	t.Run("close_stops_keepalive_but_does_not_release", func(t *testing.T) { testCloseKeeps(t, c) })
+	t.Run("idle_session_revoked", func(t *testing.T) { testIdleRevoked(t, c) })
+	t.Run("keys_never_prefix_of_another", func(t *testing.T) { testPrefixIsolation(t, c) })
+	t.Run("waiting_is_fifo", func(t *testing.T) { testFIFO(t, c) })
+	t.Run("waiter_that_leaves_is_dequeued", func(t *testing.T) { testWaiterLeaves(t, c) })
+	t.Run("subscribe_wakes_on_release", func(t *testing.T) { testSubscribe(t, c) })
+	t.Run("renew_many", func(t *testing.T) { testRenewMany(t, c) })
+	t.Run("fence_is_owner", func(t *testing.T) { testIsOwner(t, c) })
+	t.Run("fence_stored_token", func(t *testing.T) { testFencedTxn(t, c) })
+	t.Run("ttl_rounded_up_to_seconds", func(t *testing.T) { testTTLRounding(t, c) })
 }
 
-func TestConformanceCluster(t *testing.T) {
+// TestCluster runs the conformance suite on a 3-node cluster, then kills its
+// leader under contention, then takes its quorum away.
+func TestCluster(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{Nodes: 3})
-	conformance(t, c)
+	t.Run("conformance", func(t *testing.T) { conformance(t, c) })
+	t.Run("leader_kill_under_fenced_contention", func(t *testing.T) { testFailover(t, c) })
+	t.Run("no_quorum_is_a_clear_error", func(t *testing.T) { testNoQuorum(t, c) })
 }

@@ -360,7 +360,7 @@ func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
 		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok),
 			clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label))).
-		Then(clientv3.OpGet(name, clientv3.WithKeysOnly())).
+		Then(clientv3.OpGet(name)). // not keys-only: that answer has no lease
 		Commit()
 	if err != nil {
 		return leasehold.Grant{}, storeErr(ctx, "renew", err)
