@@ -40,7 +40,9 @@ func (c *counter) renewed(d time.Duration, n int, err error) {
 	c.renewals.Add(int64(n))
 	c.mu.Lock()
 	c.renewTimes = append(c.renewTimes, d)
-	if err != nil && !errors.Is(err, leasehold.ErrNotHeld) {
+	// A refusal is the owner check's answer, and a cancelled renewal is
+	// one the client abandoned on release: neither is a failure.
+	if err != nil && !errors.Is(err, leasehold.ErrNotHeld) && !errors.Is(err, context.Canceled) {
 		c.renewFails++
 	}
 	c.mu.Unlock()

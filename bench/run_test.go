@@ -31,7 +31,7 @@ func TestRunDistinct(t *testing.T) {
 	var mu sync.Mutex
 	var phases []string
 	res, err := Run(context.Background(), st, Options{
-		Clients: 4, Duration: 300 * time.Millisecond, HoldTTL: 60 * time.Millisecond, Holders: 2,
+		Clients: 4, Duration: 300 * time.Millisecond, HoldTTL: 300 * time.Millisecond, Holders: 2,
 		HandoffRounds: 3, HandoffHold: 5 * time.Millisecond, Prefix: "t/distinct/",
 		ProgressEvery: 20 * time.Millisecond,
 		Progress: func(p Progress) {

@@ -165,7 +165,23 @@ type filler struct {
 	owner string
 
 	mu     sync.Mutex
-	grants []leasehold.Grant
+	grants []held // the key is the index's, the owner f.owner
+}
+
+// held is what a release needs of a grant besides its key and owner, kept
+// small so that the run's own memory per lease (about 40 bytes) stays well
+// below a store's when the store lives in this process.
+type held struct {
+	token   uint64
+	ttl     time.Duration
+	private any
+	index   int64
+}
+
+func (f *filler) key(i int64) string { return fmt.Sprintf("%sheld/%07d", f.o.Prefix, i) }
+
+func (f *filler) grant(h held) leasehold.Grant {
+	return leasehold.Grant{Key: f.key(h.index), Owner: f.owner, Label: Label, Token: h.token, TTL: h.ttl, Private: h.private}
 }
 
 func (f *filler) held() int {
@@ -202,15 +218,14 @@ func (f *filler) fill(ctx context.Context, n int, errs *tally) int {
 					return
 				}
 				octx, cancel := opContext(ctx, f.o.OpTimeout)
-				g, err := f.s.Acquire(octx, leasehold.AcquireRequest{
-					Key: fmt.Sprintf("%sheld/%07d", f.o.Prefix, i), Owner: f.owner, Label: Label, TTL: f.o.TTL})
+				g, err := f.s.Acquire(octx, leasehold.AcquireRequest{Key: f.key(i), Owner: f.owner, Label: Label, TTL: f.o.TTL})
 				cancel()
 				if err != nil {
 					errs.add(fmt.Sprintf("acquire held lease %d", i+1), err)
 					return
 				}
 				f.mu.Lock()
-				f.grants = append(f.grants, g)
+				f.grants = append(f.grants, held{token: g.Token, ttl: g.TTL, private: g.Private, index: i})
 				f.mu.Unlock()
 			}
 		}()
@@ -249,7 +264,7 @@ func (f *filler) releaseAll(ctx context.Context) error {
 					return
 				}
 				octx, cancel := opContext(ctx, f.o.OpTimeout)
-				err := f.s.Release(octx, gs[i])
+				err := f.s.Release(octx, f.grant(gs[i]))
 				cancel()
 				if err != nil {
 					errs.add("release held lease", err)
