@@ -77,6 +77,10 @@ func explain(err error, table string) error {
 		case codeNoPrivilege:
 			return fmt.Errorf("postgres: permission denied on %s (grant SELECT, INSERT, UPDATE on the tables and USAGE on the sequence): %w", table, err)
 		}
+		var connErr *pgconn.ConnectError
+		if errors.As(err, &connErr) {
+			return fmt.Errorf("postgres: the server refused the connection: %w", err)
+		}
 		if pgErr.Severity == "FATAL" || pgErr.Severity == "PANIC" {
 			return fmt.Errorf("%w: the server ended the session: %w", ErrUnreachable, err)
 		}
@@ -84,10 +88,6 @@ func explain(err error, table string) error {
 	}
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) {
-		// A ConnectError wraps the server's own refusal when there is one.
-		if errors.As(connErr.Unwrap(), &pgErr) {
-			return explain(pgErr, table)
-		}
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	var netErr net.Error

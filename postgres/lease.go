@@ -2,8 +2,11 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -27,6 +30,9 @@ func (s *Store) leaseAcquire(ctx context.Context, req leasehold.AcquireRequest) 
 			// conflicted with: held, by someone we cannot name.
 			return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key}
 		}
+		if ambiguous(err) {
+			s.abandon(ctx, req)
+		}
 		return leasehold.Grant{}, s.fail(ctx, "acquire", err)
 	}
 	if !acquired {
@@ -43,6 +49,34 @@ func (s *Store) leaseAcquire(ctx context.Context, req leasehold.AcquireRequest) 
 		Token: uint64(token),
 		TTL:   time.Duration(us) * time.Microsecond,
 	}, nil
+}
+
+// abandonTimeout bounds the clean-up after an acquire that may have been
+// applied unseen.
+const abandonTimeout = time.Second
+
+// ambiguous reports whether a failed statement may still have been applied:
+// the server did not answer with an error (which rolls the statement back)
+// and pgx cannot tell that nothing was sent.
+func ambiguous(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) || isNoRows(err) {
+		return false
+	}
+	return !pgconn.SafeToRetry(err)
+}
+
+// abandon clears a lease that an acquire whose answer was lost (the
+// caller's context ended, the connection broke) may have taken for
+// req.Owner, so that the key does not stay blocked until the TTL. It is safe
+// because req.Owner was never granted anything: its owner id is unique to
+// this request. If the acquire is still queued on the server behind a row
+// lock, this statement queues behind it and clears it when it commits, even
+// if this call has given up waiting.
+func (s *Store) abandon(ctx context.Context, req leasehold.AcquireRequest) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+	defer cancel()
+	_, _ = s.q.exec(cctx, s.st.leaseAbandon, req.Key, req.Owner)
 }
 
 func (s *Store) leaseRenew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {

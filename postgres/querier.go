@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -55,11 +56,27 @@ var errNoWait = errors.New("postgres: connection cannot be watched")
 // pgxConner is implemented by pgx's stdlib driver connection.
 type pgxConner interface{ Conn() *pgx.Conn }
 
-// waitConn blocks until ctx is done or c fails.
+// waitConn blocks until ctx is done or c fails. It does not hand ctx to pgx,
+// whose context watcher may be configured to send the server a cancel
+// request: to stop the wait it sets a read deadline in the past on the
+// socket, which pgx treats as a recoverable timeout, and clears it after.
 func waitConn(ctx context.Context, c *pgx.Conn) error {
+	pc := c.PgConn()
+	nc := pc.Conn()
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		_ = nc.SetReadDeadline(time.Now())
+	})
+	defer func() {
+		if !stop() {
+			<-fired
+			_ = nc.SetReadDeadline(time.Time{})
+		}
+	}()
 	for {
-		if err := c.PgConn().WaitForNotification(ctx); err != nil {
-			if ctx.Err() != nil {
+		if err := pc.WaitForNotification(context.Background()); err != nil {
+			if ctx.Err() != nil && !pc.IsClosed() {
 				return nil
 			}
 			return err
@@ -112,8 +129,10 @@ func (s poolSession) wait(ctx context.Context) error { return waitConn(ctx, s.c.
 
 func (s poolSession) close(broken bool) {
 	if broken {
-		// A closed connection is destroyed by Release, not reused.
-		closeConn(s.c.Conn())
+		// Take it out of the pool at once (Release would destroy it in
+		// the background) and end the server session.
+		closeConn(s.c.Hijack())
+		return
 	}
 	s.c.Release()
 }

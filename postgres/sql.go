@@ -8,9 +8,9 @@ import (
 // identifiers are quoted in one place and pgx can cache the prepared
 // statements.
 type statements struct {
-	leaseAcquire, leaseRenew, leaseRelease, leaseHolder, leaseList, leaseRenewMany string
-	advAcquire, advRenew, advRelease, advHolder                                    string
-	mark                                                                           string
+	leaseAcquire, leaseAbandon, leaseRenew, leaseRelease, leaseHolder, leaseList, leaseRenewMany string
+	advAcquire, advRenew, advRelease, advHolder                                                  string
+	mark                                                                                         string
 }
 
 // names are the quoted, schema-qualified names of the store's objects.
@@ -65,6 +65,9 @@ SELECT true, ins.token, ''::text, 0::bigint FROM ins
 UNION ALL
 SELECT false, h.token, h.label, COALESCE((extract(epoch FROM h.expires_at - clock_timestamp()) * 1000000)::bigint, 0)
   FROM {T} h WHERE h.key = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`)
+
+	st.leaseAbandon = r.Replace(`UPDATE {T} SET owner = NULL, label = '', expires_at = NULL
+WHERE key = $1::text AND owner = $2::text`)
 
 	st.leaseRenew = r.Replace(`UPDATE {T} SET expires_at = clock_timestamp() + $4{US}
 WHERE key = $1::text AND owner = $2::text AND token = $3::bigint`)

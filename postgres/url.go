@@ -4,11 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold-go/leasehold"
 )
+
+// cancelGrace is how long a cancelled statement's connection waits for the
+// server to confirm the cancel before it is dropped.
+const cancelGrace = 2 * time.Second
 
 // OpenURL opens a store from a postgres:// or postgresql:// URL (what
 // `leasehold --store` takes). Besides pgx's own parameters (sslmode,
@@ -21,7 +28,10 @@ import (
 //	listen=CONNSTRING     Options.ListenConnString (a direct connection for LISTEN)
 //
 // For example postgres://app:secret@db:5432/app?mode=advisory&pool_max_conns=20.
-// It makes its own *pgxpool.Pool, which Close closes, and pings the server
+// It makes its own *pgxpool.Pool, which Close closes, configured to send
+// the server a cancel request when a caller's context ends mid-statement
+// (pgx's default drops the connection, and the server may finish the
+// statement unseen). It pings the server
 // so that a wrong address or password is reported here (as a
 // *leasehold.StoreError). It does not check that the migration has run:
 // `leasehold migrate` opens the store this way too.
@@ -51,6 +61,12 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(u.String())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: invalid store URL: %w", err)
+	}
+	// When a caller's context ends mid-statement, ask the server to cancel
+	// the statement (and keep the connection) instead of dropping the
+	// connection and leaving the statement to run to completion unseen.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelGrace}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
