@@ -65,7 +65,7 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 		}
 		resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(ops...).Commit()
 		if err != nil {
-			err = storeErr(ctx, "renew", err)
+			err = s.storeErrOn(ctx, "renew", err)
 			if chunk == 0 && len(batch) == 0 && len(idx) == len(gs) {
 				return nil, err
 			}

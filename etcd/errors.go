@@ -8,6 +8,7 @@ import (
 	"github.com/leasehold-go/leasehold"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 )
 
@@ -34,6 +35,21 @@ func storeErr(ctx context.Context, op string, err error) error {
 		return cerr
 	}
 	return &leasehold.StoreError{Store: Name, Op: op, Err: explain(err)}
+}
+
+// storeErrOn is storeErr that, when the caller's deadline passed while the
+// client had no working connection, says so: the error still matches
+// context.DeadlineExceeded (it is the caller's), and is not a StoreError.
+func (s *Store) storeErrOn(ctx context.Context, op string, err error) error {
+	err = storeErr(ctx, op, err)
+	if err != context.DeadlineExceeded {
+		return err
+	}
+	if st := s.cli.ActiveConnection().GetState(); st != connectivity.Ready {
+		return fmt.Errorf("leasehold: %s store: %s: no answer before the deadline; the connection to %v is %s (cluster unreachable?): %w",
+			Name, op, s.cli.Endpoints(), st, err)
+	}
+	return err
 }
 
 // explain adds a hint to the etcd errors a user can act on.

@@ -18,7 +18,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, er
 	}
 	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), s.prefix+escapeKey(prefix), clientv3.WithPrefix())
 	if err != nil {
-		return nil, storeErr(ctx, "list", err)
+		return nil, s.storeErrOn(ctx, "list", err)
 	}
 	var hs []leasehold.Holder
 	ttls := map[int64]time.Duration{}

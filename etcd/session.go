@@ -154,7 +154,7 @@ func (ss *session) start(ctx context.Context) {
 		err = errors.New(resp.Error)
 	}
 	if err != nil {
-		ss.err = storeErr(ctx, "grant session lease", err)
+		ss.err = s.storeErrOn(ctx, "grant session lease", err)
 		s.mu.Lock()
 		ss.gone = true
 		if s.sessions[ss.class] == ss {
@@ -258,7 +258,7 @@ func (ss *session) fresh(ctx context.Context, op string) (time.Time, error) {
 			ss.markLost()
 			return t0, &leasehold.StoreError{Store: Name, Op: op, Err: ErrSessionLost}
 		}
-		return t0, storeErr(ctx, op, fmt.Errorf("%w: %w", errKeepaliveOverdue, err))
+		return t0, s.storeErrOn(ctx, op, fmt.Errorf("%w: %w", errKeepaliveOverdue, err))
 	}
 	s.mu.Lock()
 	if exp := t0.Add(time.Duration(resp.TTL) * time.Second); exp.After(ss.expiry) {

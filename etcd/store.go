@@ -181,7 +181,7 @@ func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.Acquir
 			ss.orphans = append(ss.orphans, orphan{name: name, value: val})
 		}
 		s.mu.Unlock()
-		return leasehold.Grant{}, storeErr(ctx, "acquire", err)
+		return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
 	}
 	if !resp.Succeeded {
 		h := &leasehold.HeldError{Key: req.Key}
@@ -229,7 +229,7 @@ func (ss *session) renewed(name string, token int64, t0 time.Time) (time.Duratio
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := ss.grants[name]
-	if ss.gone || g == nil || g.token != token {
+	if ss.gone || g == nil || g.token != token || t0.After(g.deadline) {
 		return 0, false
 	}
 	if d := t0.Add(ss.class); d.After(g.deadline) {
@@ -244,7 +244,7 @@ func (ss *session) tracked(name string, token int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := ss.grants[name]
-	return !ss.gone && g != nil && g.token == token
+	return !ss.gone && g != nil && g.token == token && !time.Now().After(g.deadline)
 }
 
 // untrack forgets a grant (released or refused).
@@ -331,7 +331,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		Else(clientv3.OpGet(name, clientv3.WithKeysOnly())).
 		Commit()
 	if err != nil {
-		return leasehold.Grant{}, storeErr(ctx, "renew", err)
+		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
 	if !resp.Succeeded {
 		if !sameToken(resp.Responses[0], tok) {
@@ -359,11 +359,11 @@ func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.
 	tok := int64(g.Token)
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
 		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok),
-			clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label))).
+						clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label))).
 		Then(clientv3.OpGet(name)). // not keys-only: that answer has no lease
 		Commit()
 	if err != nil {
-		return leasehold.Grant{}, storeErr(ctx, "renew", err)
+		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
 	if !resp.Succeeded {
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
@@ -378,7 +378,7 @@ func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.
 		if isLeaseNotFound(err) {
 			return leasehold.Grant{}, notHeld("renew", g.Key, "lease expired")
 		}
-		return leasehold.Grant{}, storeErr(ctx, "renew", err)
+		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
 	g.TTL = min(classOf(max(g.TTL, time.Second)), time.Duration(ka.TTL)*time.Second-time.Since(t0))
 	if g.TTL <= 0 {
@@ -415,7 +415,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		Else(clientv3.OpGet(name, clientv3.WithKeysOnly())).
 		Commit()
 	if err != nil {
-		return storeErr(ctx, "release", err)
+		return s.storeErrOn(ctx, "release", err)
 	}
 	if r != nil && (resp.Succeeded || !sameToken(resp.Responses[0], tok)) {
 		r.sess.untrack(name, tok)
@@ -441,7 +441,7 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 	}
 	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), s.HolderKey(key))
 	if err != nil {
-		return leasehold.Holder{}, storeErr(ctx, "holder", err)
+		return leasehold.Holder{}, s.storeErrOn(ctx, "holder", err)
 	}
 	if len(resp.Kvs) == 0 {
 		return leasehold.Holder{}, notHeld("holder", key, "")

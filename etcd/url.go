@@ -35,12 +35,8 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), explain(err))}
 	}
-	check := ctx
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		check, cancel = context.WithTimeout(ctx, cfg.DialTimeout)
-		defer cancel()
-	}
+	check, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
 	prefix := opts.Prefix
 	if prefix == "" {
 		prefix = DefaultPrefix
@@ -49,6 +45,9 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 		_ = cli.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if check.Err() != nil {
+			err = fmt.Errorf("no answer with a leader within %s (unreachable, or no quorum): %w", cfg.DialTimeout, err)
 		}
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), explain(err))}
 	}

@@ -33,7 +33,7 @@ func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, fun
 		cancel()
 		drain(wch)
 		s.wg.Done()
-		return nil, nil, storeErr(ctx, "subscribe", err)
+		return nil, nil, s.storeErrOn(ctx, "subscribe", err)
 	}
 	ch := make(chan struct{}, 1)
 	done := make(chan struct{})
@@ -194,7 +194,7 @@ func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.Ac
 		}
 		addOrphan(orphan{name: name, value: val})
 		addOrphan(orphan{name: wname, uncond: true})
-		return leasehold.Grant{}, storeErr(ctx, "acquire", err)
+		return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
 	}
 	if resp.Succeeded {
 		return s.granted(ss, req, name, resp.Header.Revision, t0)
@@ -229,7 +229,7 @@ func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.Ac
 				return leasehold.Grant{}, lostErr()
 			}
 			addOrphan(orphan{name: name, value: val})
-			return leasehold.Grant{}, storeErr(ctx, "acquire", err)
+			return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
 		}
 		if resp.Succeeded {
 			queued = false

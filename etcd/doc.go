@@ -1,0 +1,87 @@
+// Package etcd is a leasehold store on an etcd v3 cluster, through the
+// official client (go.etcd.io/etcd/client/v3), for locks that must stay
+// correct under partitions and leader failover.
+//
+// # Sessions
+//
+// A Store keeps one etcd lease per TTL class (TTLs are rounded up to whole
+// seconds, etcd's lease granularity: a 1.5 s TTL is granted as 2 s, never
+// less; MinTTL is 1 s). Every grant of that class is a key put under that
+// one lease, kept alive by one LeaseKeepAlive stream, so holding 10,000
+// leases costs one keepalive per period, not 10,000. The session is created
+// on the first acquire of its class (one extra round trip, once) and revoked
+// after Options.IdleTimeout (30 s) without grants or waiters, or by Close
+// when it holds none.
+//
+// The session's etcd lease is half again as long as the class's TTL (at
+// least one second more), and is kept alive every (lease - TTL)/2, so while
+// keepalives succeed it always outlives a grant's TTL counted from the
+// acquire or renew that was sent last. Each keepalive's send time (not its
+// reply's arrival) anchors the lower bound of the lease's expiry that the
+// store tracks; an acquire or renew first refreshes the lease if that bound
+// is less than a TTL away. If etcd answers that the lease is gone, or the
+// bound passes without a successful keepalive, the session is lost: every
+// grant on it is lost at once, their Grant.Lost channels close (so a
+// leasehold.Client cancels those leases' contexts), the store revokes the
+// lease in case it still lives, and the next acquire starts a new session.
+//
+// A grant's own TTL is enforced by the Store that made it: a grant not
+// renewed within its TTL is deleted, token-checked, by the session's
+// housekeeping, as if a per-key lease had expired. A holder whose process
+// dies or is cut off loses its keys when the session's etcd lease expires:
+// after at most 1.5 x TTL (at least TTL + 1 s), plus etcd's expiry check
+// (up to 0.5 s). Close stops the keepalives without releasing: grants end by
+// their etcd lease.
+//
+// # Storage, tokens and fencing
+//
+// Under Options.Prefix (default "leasehold/"), a key k is stored at
+// <prefix><escaped k>/h, where escaping turns '%' and '/' into %25 and %2F.
+// As an escaped key holds no '/', no key's names are a prefix of another
+// key's: the lock "a" never ranges over "a/x" (the flaw of etcd's
+// concurrency.Mutex). The value is JSON with the holder's label and the
+// SHA-256 of its owner id (never the id, which is the owner's proof).
+//
+// Acquire is one transaction: If(CreateRevision(holder) == 0 && no queued
+// waiters) Then(Put(holder, value, session lease)) Else(Get(holder)). The
+// fencing token is the holder key's CreateRevision: a cluster-wide revision
+// that only grows, across release, expiry, restart and leader failover
+// (Info.SafeTokens is true). A *leasehold.HeldError carries the holder's
+// label and token; its Remaining is 0, because the holder's time left would
+// cost another round trip. Holder does report it (whole seconds of the
+// holder's session lease).
+//
+// Renew is one transaction comparing the key's CreateRevision with the token
+// and its value with the owner; it does not extend the etcd lease (the
+// session's keepalive does) but the grant's deadline. RenewMany checks up to
+// 64 grants per transaction. Release is If(CreateRevision == token && value
+// == owner) Then(Delete): a stale holder cannot delete a newer holder's key
+// (etcd issue #22082). A renew of a grant that expired but that nobody has
+// taken since fails: the store has deleted it.
+//
+// IsOwner is the compare that guards a write in an etcd transaction by a
+// lease's token (the generalisation of concurrency.Mutex.IsOwner);
+// FencedTxn keeps the highest accepted token in a fence key and refuses
+// writes with lower ones, optionally also requiring IsOwner.
+//
+// # Waiting
+//
+// Waiting through the Waiter capability (AcquireWait, which
+// leasehold.Client uses) is FIFO: a waiter that finds the key held puts a
+// waiter key under <prefix><escaped k>/w/ in the same transaction, watches
+// the waiter just before it (as concurrency.Mutex does) and then the holder
+// key, and takes the key in one transaction that also deletes its waiter
+// key. Acquire does not jump the queue: it fails with a HeldError while
+// waiters are queued. Subscribe (the Notifier capability) wakes on deletes of
+// the key's holder or waiter keys, through one watch established before it
+// returns.
+//
+// # Errors
+//
+// Failures are *leasehold.StoreError with a hint for the usual causes: no
+// leader (no quorum; requests carry etcd's require-leader flag, so a member
+// cut off from the leader answers at once instead of hanging), a request
+// larger than --max-request-bytes, authentication or permission failures.
+// An error of the caller's context is the context's; a deadline that passed
+// while the client had no working connection says so in its message.
+package etcd
