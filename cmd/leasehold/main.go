@@ -56,6 +56,8 @@ func (a *app) main(args []string) int {
 		return a.status(rest)
 	case "migrate":
 		return a.migrate(rest)
+	case "bench":
+		return a.bench(rest)
 	case "help", "-h", "-help", "--help":
 		return a.help(rest)
 	}

@@ -16,6 +16,7 @@ Usage:
   leasehold release --key KEY --owner OWNER --token N [--store URL]
   leasehold status  [--key KEY | --prefix P] [--json] [--store URL]
   leasehold migrate --store postgres://...
+  leasehold bench   --store URL [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--chart out.svg]
   leasehold help [COMMAND]
 
 Run "leasehold help COMMAND" for the details of one command.
