@@ -1,2 +1,146 @@
-// Package postgres is a leasehold store on PostgreSQL (placeholder doc).
+// Package postgres is a leasehold store on PostgreSQL (pgx v5), for teams
+// that already run a database: the best lock service is the one you already
+// operate. It takes a *pgxpool.Pool ([New]), a database/sql *sql.DB opened
+// with pgx's stdlib driver ([NewDB]), or a URL ([OpenURL]).
+//
+// It has two modes. Both mint fencing tokens that never go back, both wake
+// waiters on release with LISTEN/NOTIFY, and both need the migration.
+//
+// # Migration
+//
+// The store never creates tables by itself. Run [Migrate] (or [MigrateDB],
+// [MigrateURL], or `leasehold migrate --store postgres://...`) once; it is
+// idempotent and safe to run concurrently. Until it has run every call fails
+// with a *leasehold.StoreError wrapping [ErrNotMigrated], which says so.
+// [MigrationSQL] prints the DDL for a DBA to apply instead. Options.Schema
+// and Options.Table name the objects (quoted as identifiers); the defaults
+// are "public"."leasehold_leases", "public"."leasehold_leases_waiters" and
+// "public"."leasehold_leases_token_seq".
+//
+// # Lease-row mode (the default)
+//
+// One row per key: (key, owner, label, token, expires_at). Acquire is one
+// statement, one round trip, with expiry judged by the server's clock:
+//
+//	WITH ins AS (
+//	  INSERT INTO leases AS l (key, owner, label, token, expires_at)
+//	  VALUES ($key, $owner, $label, 1, clock_timestamp() + $ttl)
+//	  ON CONFLICT (key) DO UPDATE
+//	    SET owner = excluded.owner, label = excluded.label,
+//	        token = l.token + 1, expires_at = excluded.expires_at
+//	    WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
+//	  RETURNING l.token)
+//	SELECT true, token, '', 0 FROM ins
+//	UNION ALL                      -- held: name the holder, same round trip
+//	SELECT false, h.token, h.label, <remaining µs> FROM leases h
+//	 WHERE h.key = $key AND NOT EXISTS (SELECT 1 FROM ins)
+//
+// Rows are never deleted: release only clears owner and expires_at, so the
+// row's token counter survives release, expiry and restarts, and every grant
+// gets a token greater than all before it. Renew (UPDATE ... SET expires_at)
+// and release check key, owner and token. A lease that expired but that
+// nobody has taken since can still be renewed by its owner, keeping its
+// token. TTLs have microsecond granularity (rounded up).
+//
+// The mode keeps no session state, so it works behind PgBouncer in
+// transaction pooling mode; the tests run the conformance suite through
+// PgBouncer 1.18 that way. PgBouncer before 1.21 does not keep named
+// prepared statements in that mode: use default_query_exec_mode=cache_describe
+// (or exec, or simple_protocol) in the URL. LISTEN needs a session of its
+// own: set Options.ListenConnString (URL parameter listen=) to a direct
+// connection, or waiters fall back to their backoff.
+//
+// An acquire whose answer was lost (the caller's context ended mid-statement,
+// the connection broke) may still have been applied; the store then clears
+// whatever that request's owner id took, on a detached context, so the key
+// is not blocked until the TTL. [OpenURL] also configures its pool to send
+// the server a cancel request when a context ends mid-statement (pgx's
+// default drops the connection and lets the statement finish unseen); do
+// the same on pools you build (pgconn.CancelRequestContextWatcherHandler).
+//
+// # Advisory-lock mode
+//
+// Options.Mode = [Advisory] (URL mode=advisory) holds a session-level
+// pg_try_advisory_lock on a connection taken from the pool for the lease's
+// life (Grant.Private). Acquire is one statement on that connection:
+//
+//	SELECT pg_try_advisory_lock($id)  -- and only if it got the lock:
+//	  nextval('leasehold_leases_token_seq'),                   -- the token
+//	  set_config('idle_session_timeout', $ttl_ms, false),      -- the TTL
+//	  set_config('application_name', 'lh1 <check> <token> <expiry> <label>', false)
+//	-- or, if it did not: the holder's application_name, from pg_locks
+//	-- joined with pg_stat_activity
+//
+// Tokens come from one sequence shared by all keys: strictly increasing per
+// key, with gaps. The server ends a session that stays idle for its
+// idle_session_timeout (PostgreSQL 14 or later), so a holder that stops
+// renewing loses the lock after its TTL as in the lease-row mode; renewal
+// is a statement on the lease's session that also re-publishes the expiry.
+// When the session ends (that timeout, a server restart, a network failure,
+// pg_terminate_backend) the lock is gone: a watcher on the idle connection
+// sees it break and closes Grant.Lost at once, and Renew returns
+// leasehold.ErrNotHeld. Release unlocks, restores the session's
+// application_name and idle_session_timeout, and gives the connection back.
+// A failed statement discards its session, which ends any lock it took.
+//
+// The mode writes no rows, so it is about as fast as bare advisory locks,
+// but each held lease occupies a pool connection (size pool_max_conns for
+// the leases you hold at once), Holder reports labels cut to fit
+// application_name (63 bytes, ASCII), and [Store.List] is unsupported. It
+// does not survive PgBouncer in transaction pooling mode: the lock belongs
+// to a server session that PgBouncer hands to other clients between
+// transactions. Use the lease-row mode there.
+//
+// Lock ids: the 64-bit id of a key is the first 8 bytes of
+// SHA-256("leasehold", schema, table, key); bigint advisory locks share one
+// space per database with every other application's. Two distinct keys
+// collide with probability about n²/2⁶⁵ for n keys (one in 3·10⁷ for a
+// million keys). A collision never lets two holders in: the colliding keys
+// exclude each other. The holder publishes 32 more bits of the hash in its
+// application_name, so an acquire or Holder that meets a colliding holder
+// fails with [ErrLockIDCollision] instead of reporting the wrong lease; use
+// another key, another table name (which salts the hash) or the lease-row
+// mode.
+//
+// # Wake-ups and batch renewal
+//
+// [Store.Subscribe] LISTENs on one connection per Store (hijacked from the
+// pool); a release NOTIFYs the key in its own statement. NOTIFY serialises
+// committing transactions server-wide, so a release notifies only when a
+// waiter has marked the key in the waiters table in the last two minutes
+// (Subscribe writes the mark, at most every 30 s per key and process). A
+// missed notification costs a waiter its backoff, never correctness.
+//
+// [Store.RenewMany] renews any number of lease-row grants in one statement:
+//
+//	UPDATE leases t SET expires_at = clock_timestamp() + u.ttl * interval '1 microsecond'
+//	FROM unnest($keys, $owners, $tokens, $ttls) AS u(key, owner, token, ttl)
+//	WHERE t.key = u.key AND t.owner = u.owner AND t.token = u.token
+//	RETURNING t.key, t.owner, t.token
+//
+// # Fencing
+//
+// The token is a fence. The resource keeps the highest token it accepted and
+// rejects lower ones in the same statement as the write: the fence package's
+// conditional UPDATE, which with pgx reads
+//
+//	tag, err := pool.Exec(ctx, `UPDATE accounts SET balance = $1, fence = $2 WHERE id = $3 AND fence <= $2`, bal, int64(lease.Token()), id) // 0 rows: fenced out
+//
+// or, through the fence package and its pgx adapter:
+//
+//	err := fence.Table{Name: "accounts"}.Update(ctx, fence.ExecFunc(func(ctx context.Context, q string, a ...any) (int64, error) { t, err := pool.Exec(ctx, q, a...); return t.RowsAffected(), err }), id, lease.Token(), map[string]any{"balance": bal})
+//
+// # Errors
+//
+// Failures are *leasehold.StoreError values whose message says what is
+// wrong, wrapping one of [ErrNotMigrated], [ErrReadOnly] (a standby, or
+// default_transaction_read_only), [ErrStatementTimeout] (statement_timeout,
+// lock_timeout), [ErrAuth], [ErrUnreachable] or [ErrLockIDCollision], and the
+// pgx error. The caller's own context error is returned as is. No failed
+// call leaves a lease counted as held or a connection checked out.
+//
+// Tokens are as durable as the server's commits: they never go back on a
+// single server with fsync on, nor across a failover to a synchronous
+// standby; a failover to an asynchronous standby can lose the last commits,
+// and with them the last tokens.
 package postgres

@@ -90,3 +90,14 @@ func migrated(t testing.TB, pool *pgxpool.Pool, opts postgres.Options) *postgres
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// newBouncerPool opens a pool through PgBouncer, closed when t ends.
+func newBouncerPool(t testing.TB, b *pgtest.Bouncer) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(ctxT(t), b.ConnString())
+	if err != nil {
+		t.Fatalf("pgxpool.New: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
