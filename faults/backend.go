@@ -49,8 +49,10 @@ type LeaderKiller interface {
 	RestartNode(ctx context.Context, node string) error
 }
 
-// ClockStepper can step the store server's wall clock (F11).
+// ClockStepper can step the store server's wall clock (F11), if
+// CanStepClock says so (else its note says why not).
 type ClockStepper interface {
+	CanStepClock() (bool, string)
 	StepClock(d time.Duration) error
 }
 

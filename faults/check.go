@@ -50,7 +50,7 @@ type Metrics struct {
 	// W1: the unfenced counter, the negative control.
 	CounterWrites int
 	LostUpdates   int
-	Overlaps      int // pairs of read-modify-writes by different grants overlapping on one key
+	Overlaps      int // read-modify-writes overlapped by another grant's on the same key
 
 	// W5: liveness.
 	Takeovers []float64 // time from a holder kill to the next acquire by another holder, / TTL
@@ -281,11 +281,17 @@ func checkCounter(evs []Event, m *Metrics) {
 	}
 	for _, ss := range spans {
 		sort.Slice(ss, func(i, j int) bool { return ss[i].start < ss[j].start })
+		hit := make([]bool, len(ss))
 		for i := range ss {
 			for j := i + 1; j < len(ss) && ss[j].start < ss[i].end; j++ {
 				if ss[j].owner != ss[i].owner {
-					m.Overlaps++
+					hit[i], hit[j] = true, true
 				}
+			}
+		}
+		for _, x := range hit {
+			if x {
+				m.Overlaps++
 			}
 		}
 	}

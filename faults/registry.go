@@ -13,6 +13,14 @@ func NewBackend(name string) (Backend, error) {
 	switch name {
 	case "sqlite":
 		return &SQLite{}, nil
+	case "redis":
+		return &Redis{}, nil
+	case "redlock":
+		return &Redlock{}, nil
+	case "postgres-lease":
+		return &Postgres{Mode: "lease"}, nil
+	case "postgres-advisory":
+		return &Postgres{Mode: "advisory"}, nil
 	}
 	return nil, fmt.Errorf("faults: unknown store %q (known: %s)", name, strings.Join(BackendNames, ", "))
 }

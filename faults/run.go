@@ -284,6 +284,11 @@ func (h *harness) probeInfo() (leasehold.Info, error) {
 		return leasehold.Info{}, fmt.Errorf("open %s: %w", h.url, err)
 	}
 	defer s.Close()
+	if m, ok := s.(interface{ Migrate(context.Context) error }); ok {
+		if err := m.Migrate(ctx); err != nil {
+			return leasehold.Info{}, fmt.Errorf("set up store %s: %w", h.url, err)
+		}
+	}
 	if _, err := s.Holder(ctx, h.cfg.Keys[0]); err != nil && !errors.Is(err, leasehold.ErrNotHeld) {
 		return leasehold.Info{}, fmt.Errorf("store %s does not answer: %w", h.url, err)
 	}
@@ -335,7 +340,11 @@ func (h *harness) classes() []string {
 	_, restarter := b.(StoreRestarter)
 	w, wiper := b.(Wiper)
 	_, leader := b.(LeaderKiller)
-	_, stepper := b.(ClockStepper)
+	stepper := false
+	stepNote := ""
+	if cs, ok := b.(ClockStepper); ok {
+		stepper, stepNote = cs.CanStepClock()
+	}
 	net := len(b.Endpoints()) > 0
 	var out []string
 	for _, c := range FaultClasses {
@@ -363,7 +372,11 @@ func (h *harness) classes() []string {
 			continue
 		}
 		if len(h.cfg.Faults) == 0 || containsStr(h.cfg.Faults, c) {
-			h.note(c, notApplicable(c, b, restarter))
+			why := notApplicable(c, b, restarter)
+			if c == "F11" && stepNote != "" {
+				why = stepNote
+			}
+			h.note(c, why)
 		}
 	}
 	return out
@@ -383,9 +396,6 @@ func notApplicable(c string, b Backend, restarter bool) string {
 	case "F10":
 		return "the store has no leader to kill"
 	case "F11":
-		if n, ok := b.(interface{ ClockStepNote() string }); ok {
-			return n.ClockStepNote()
-		}
 		return "no way to step this store's clock without stepping the host's"
 	}
 	return "not supported"
@@ -433,6 +443,11 @@ func (h *harness) spawn(s *slot) error {
 		Work: h.cfg.TTL / 5, OpsMin: 2, OpsMax: 6, Rate: s.rate,
 		History: filepath.Join(h.cfg.Dir, "hist-"+s.id+".jsonl"),
 		Seed:    h.cfg.Seed*1000 + uint64(s.idx)*10 + uint64(s.gen),
+	}
+	if s.rate != 1 {
+		// The slow-clock holder keeps its key until it loses it, so that
+		// it is still working when its renewals start failing.
+		hc.OpsMin, hc.OpsMax = 1000, 1000
 	}
 	argv := append(append([]string(nil), h.cfg.HolderCmd...), hc.Args()...)
 	p, err := StartProc(ProcSpec{Name: s.id, Argv: argv, Env: h.cfg.HolderEnv, Log: filepath.Join(h.cfg.Dir, "log-"+s.id+".txt")})

@@ -13,6 +13,8 @@ func Summary(r *RunResult) string {
 	var b strings.Builder
 	status := "PASS"
 	switch {
+	case r.Mutation && len(r.Missed) == 0:
+		status = "CAUGHT"
 	case len(r.Missed) > 0:
 		status = "FAIL"
 	case len(r.Invalid) > 0:

@@ -16,7 +16,6 @@ import (
 	"syscall"
 
 	"github.com/leasehold-go/leasehold/faults"
-	"github.com/leasehold-go/leasehold/storeurl"
 )
 
 func main() {
@@ -33,7 +32,7 @@ func main() {
 		var cfg faults.HolderConfig
 		cfg, err = faults.ParseHolderArgs(os.Args[2:])
 		if err == nil {
-			err = faults.RunHolder(context.Background(), cfg, storeurl.Open)
+			err = faults.RunHolder(context.Background(), cfg, open)
 		}
 	case "run":
 		code, err = runCmd(ctx, os.Args[2:])

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults"
-	"github.com/leasehold-go/leasehold/storeurl"
 )
 
 func storeNames() string { return strings.Join(faults.BackendNames, ", ") }
@@ -64,7 +63,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		fl = strings.Split(*only, ",")
 	}
 	r, err := faults.Run(ctx, faults.RunConfig{
-		Backend: b, Open: storeurl.Open, HolderCmd: hc, Dir: filepath.Clean(d),
+		Backend: b, Open: open, HolderCmd: hc, Dir: filepath.Clean(d),
 		TTL: *ttl, Duration: time.Duration(*seconds) * time.Second, Seed: *seed,
 		Mutation: *mutation, Faults: fl, Log: logf,
 	})
