@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
@@ -14,7 +13,8 @@ import (
 )
 
 // srv is the redis-server of the redis store's tests; masters are the five
-// of the redlock tests. TestMain starts them and stops them afterwards.
+// of the redlock tests; tmp holds their folders. TestMain starts them and
+// stops them afterwards, then checks for leaked goroutines.
 var (
 	srv     *redistest.Server
 	masters []*redistest.Server
@@ -23,16 +23,15 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
-// quietLogger drops go-redis's log lines about masters the tests killed.
+// quietLogger drops go-redis's log lines about the servers the tests kill.
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
 func run(m *testing.M) int {
-	redis.SetLogger(quietLogger{}) // the test process's own logger, not the library's
+	redis.SetLogger(quietLogger{}) // the test binary's logger, not the library's
 	var err error
-	tmp, err = os.MkdirTemp("", "leasehold-goredis-")
-	if err != nil {
+	if tmp, err = os.MkdirTemp("", "leasehold-goredis-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -59,20 +58,4 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
-}
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// restartAll restarts every server in ss, without persistence.
-func restartAll(t testing.TB, ss ...*redistest.Server) {
-	t.Helper()
-	for _, s := range ss {
-		if err := s.Restart(); err != nil {
-			t.Fatalf("restart redis-server on %s: %v", s.Addr(), err)
-		}
-	}
 }

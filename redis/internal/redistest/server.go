@@ -172,12 +172,46 @@ func ping(addr string) error {
 	return nil
 }
 
-// Command sends one command and returns its reply: a bulk string's
-// contents, or the first line of any other reply ("+OK", ":1", "-ERR ...").
+// Command sends one command and returns its reply formatted as text: a
+// bulk or simple string as is ("OK" is "+OK"), an integer as ":n", an
+// error as "-ERR ...", an array as its elements' texts in brackets.
 func (s *Server) Command(args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	r, err := s.Do(args...)
 	if err != nil {
 		return "", err
+	}
+	return format(r), nil
+}
+
+func format(r any) string {
+	switch v := r.(type) {
+	case nil:
+		return "(nil)"
+	case int64:
+		return ":" + strconv.FormatInt(v, 10)
+	case status:
+		return "+" + string(v)
+	case error:
+		return "-" + v.Error()
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			parts[i] = format(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprint(r)
+}
+
+type status string
+
+// Do sends one command and returns its reply: string (bulk), status
+// (simple string), int64, nil, []any, or a Redis error reply as an error
+// value (not as Do's error, which is for failures to talk).
+func (s *Server) Do(args ...string) (any, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return nil, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -187,26 +221,52 @@ func (s *Server) Command(args ...string) (string, error) {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	if _, err := c.Write([]byte(b.String())); err != nil {
-		return "", err
+		return nil, err
 	}
-	r := bufio.NewReader(c)
+	return readReply(bufio.NewReader(c))
+}
+
+func readReply(r *bufio.Reader) (any, error) {
 	line, err := r.ReadString('\n')
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	line = strings.TrimRight(line, "\r\n")
-	if strings.HasPrefix(line, "$") && line != "$-1" {
-		n, err := strconv.Atoi(line[1:])
-		if err != nil {
-			return "", fmt.Errorf("bad bulk reply %q", line)
+	if line == "" {
+		return nil, errors.New("empty reply line")
+	}
+	body := line[1:]
+	switch line[0] {
+	case '+':
+		return status(body), nil
+	case '-':
+		return errors.New(body), nil
+	case ':':
+		return strconv.ParseInt(body, 10, 64)
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return nil, err
 		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
+			return nil, err
 		}
 		return string(buf[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return nil, err
+		}
+		out := make([]any, n)
+		for i := range out {
+			if out[i], err = readReply(r); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	}
-	return line, nil
+	return nil, fmt.Errorf("unknown reply %q", line)
 }
 
 // exited reports (and reaps) a server that has exited.

@@ -1,0 +1,144 @@
+package storetest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/leasetest"
+	"github.com/leasehold-go/leasehold/redis/internal/redistest"
+)
+
+// RedlockEnv is what the redlock tests need from an adapter module.
+type RedlockEnv struct {
+	// Masters are five redis-servers; the tests kill and restart them.
+	Masters []*redistest.Server
+	// Open returns a redlock store over ss that owns its clients.
+	Open func(t testing.TB, ss []*redistest.Server) leasehold.Store
+}
+
+// RunRedlock runs every test of the redlock store.
+func RunRedlock(t *testing.T, env RedlockEnv) {
+	if len(env.Masters) != 5 {
+		t.Fatalf("RunRedlock needs 5 masters, got %d", len(env.Masters))
+	}
+	e := &env
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"conformance_five_masters_with_restarts", e.conformance},
+		{"conformance_one_of_five_killed", e.oneDown},
+		{"three_of_five_killed_fails_cleanly", e.threeDown},
+		{"renew_across_master_deaths", e.renewAcrossDeaths},
+		{"waiter_wakes_on_release_not_backoff", e.wake},
+		{"info_reports_unsafe_tokens", e.info},
+	} {
+		t.Run(tc.name, tc.fn)
+	}
+}
+
+func (e *RedlockEnv) open(t testing.TB) leasehold.Store {
+	s := e.Open(t, e.Masters)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func (e *RedlockEnv) conformance(t *testing.T) {
+	leasetest.Run(t, leasetest.Config{
+		Open:    func(t testing.TB) leasehold.Store { return e.Open(t, e.Masters) },
+		Restart: func(t testing.TB) { Restart(t, e.Masters...) },
+	})
+}
+
+// One of five masters killed: the whole suite still passes on the other
+// four; the dead one is restarted (empty) afterwards.
+func (e *RedlockEnv) oneDown(t *testing.T) {
+	e.Masters[4].Kill()
+	defer Restart(t, e.Masters[4])
+	leasetest.Run(t, leasetest.Config{
+		Open: func(t testing.TB) leasehold.Store { return e.Open(t, e.Masters) },
+	})
+}
+
+// Three of five masters killed: every call fails with a store error naming
+// the dead masters, nothing is reported held, and no master keeps a lease.
+func (e *RedlockEnv) threeDown(t *testing.T) {
+	st := e.open(t)
+	for _, m := range e.Masters[:3] {
+		m.Kill()
+	}
+	defer Restart(t, e.Masters[:3]...)
+
+	k := Key(t, "k")
+	_, err := st.Acquire(Ctx(t), Req(k, 30*time.Second))
+	var se *leasehold.StoreError
+	if !errors.As(err, &se) || errors.Is(err, leasehold.ErrHeld) {
+		t.Fatalf("acquire with 3 of 5 masters down: got %v, want a *leasehold.StoreError and not ErrHeld", err)
+	}
+	for _, m := range e.Masters[:3] {
+		if !strings.Contains(err.Error(), m.Addr()) {
+			t.Errorf("error does not name dead master %s: %v", m.Addr(), err)
+		}
+	}
+	if !strings.Contains(err.Error(), "2 of 5 masters granted, need 3") {
+		t.Errorf("error does not say how many granted: %v", err)
+	}
+	// The two live masters granted, then were released.
+	for _, m := range e.Masters[3:] {
+		if v, err := m.Command("EXISTS", "leasehold:{"+k+"}:lock"); err != nil || v != ":0" {
+			t.Errorf("master %s still holds the lease after the failed acquire: EXISTS = %s, %v", m.Addr(), v, err)
+		}
+	}
+	if _, err := st.Holder(Ctx(t), k); !errors.As(err, &se) {
+		t.Errorf("Holder with 3 of 5 down: got %v, want a *leasehold.StoreError", err)
+	}
+	c, err := leasehold.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l, err := c.Acquire(Ctx(t), k, leasehold.AcquireOptions{TTL: time.Second, Wait: time.Second})
+	if l != nil || !errors.Is(err, leasehold.ErrStore) {
+		t.Fatalf("client acquire with 3 of 5 down: lease %v, err %v; want no lease and ErrStore", l, err)
+	}
+}
+
+// A lease held while masters die: with one down it stays renewable; with
+// three down renewal and release fail as store errors (ambiguous, not a
+// loss) and the holder's deadline settles it.
+func (e *RedlockEnv) renewAcrossDeaths(t *testing.T) {
+	st := e.open(t)
+	g, err := st.Acquire(Ctx(t), Req(Key(t, "k"), 30*time.Second))
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	e.Masters[0].Kill()
+	defer Restart(t, e.Masters[0])
+	if _, err := st.Renew(Ctx(t), g); err != nil {
+		t.Fatalf("renew with 1 of 5 down: %v", err)
+	}
+	e.Masters[1].Kill()
+	e.Masters[2].Kill()
+	defer Restart(t, e.Masters[1], e.Masters[2])
+	if _, err := st.Renew(Ctx(t), g); !errors.Is(err, leasehold.ErrStore) || errors.Is(err, leasehold.ErrNotHeld) {
+		t.Fatalf("renew with 3 of 5 down: got %v, want ErrStore (ambiguous), not ErrNotHeld", err)
+	}
+	if err := st.Release(Ctx(t), g); !errors.Is(err, leasehold.ErrStore) {
+		t.Fatalf("release with 3 of 5 down: got %v, want ErrStore", err)
+	}
+}
+
+func (e *RedlockEnv) wake(t *testing.T) {
+	st := e.open(t).(NotifyingStore)
+	Wake(t, st, st)
+}
+
+func (e *RedlockEnv) info(t *testing.T) {
+	info := e.open(t).Info()
+	if info.Name != "redlock" || info.SafeTokens || !strings.Contains(info.TokenCaveat, "Kleppmann") {
+		t.Fatalf("Info = %+v: want SafeTokens false and a caveat quoting Kleppmann", info)
+	}
+}
