@@ -26,9 +26,6 @@ func asInt(r any) (int64, bool) {
 		return v, true
 	case int:
 		return int64(v), true
-	case string:
-		n, err := strconv.ParseInt(v, 10, 64)
-		return n, err == nil
 	}
 	return 0, false
 }
