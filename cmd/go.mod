@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/storeurl v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 )
 
 require (

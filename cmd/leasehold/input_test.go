@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/leasehold-go/leasehold/storeurl"
+)
+
+// runApp runs leasehold in process.
+func runApp(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	a := &app{stdin: os.Stdin, stdout: &stdout, stderr: &stderr}
+	code := a.main(args)
+	return code, stdout.String(), stderr.String()
+}
+
+// Bad input gets exit status 2 and an error that names the problem, before
+// any store is touched.
+func TestBadInput(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("LEASEHOLD_STORE", "")
+	for _, name := range []string{"LEASEHOLD_KEY", "LEASEHOLD_OWNER", "LEASEHOLD_TOKEN"} {
+		t.Setenv(name, "")
+	}
+	long := strings.Repeat("k", 1025)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuch"}, `unknown command "nosuch"`},
+		{[]string{"help", "nosuch"}, `unknown command "nosuch"`},
+		{[]string{"run", "--bogus", "x"}, "flag provided but not defined: -bogus"},
+		{[]string{"run", "--key", "k", "echo", "hi"}, "missing -- before the command"},
+		{[]string{"run", "--key", "k"}, "nothing to run"},
+		{[]string{"run", "--key", "k", "--"}, "no command after --"},
+		{[]string{"run", "--", "true"}, "--key is required"},
+		{[]string{"run", "--key", "", "--", "true"}, "--key is required"},
+		{[]string{"run", "--key", "a\x00b", "--", "true"}, "invalid key"},
+		{[]string{"run", "--key", "a\nb", "--", "true"}, "control byte"},
+		{[]string{"run", "--key", long, "--", "true"}, "longer than 1024"},
+		{[]string{"run", "--key", "k", "--ttl", "0", "--", "true"}, "not positive"},
+		{[]string{"run", "--key", "k", "--ttl", "-1s", "--", "true"}, "not positive"},
+		{[]string{"run", "--key", "k", "--ttl", "25h", "--", "true"}, "above the maximum"},
+		{[]string{"run", "--key", "k", "--ttl", "15", "--", "true"}, "not a duration"},
+		{[]string{"run", "--key", "k", "--wait", "-1s", "--", "true"}, "negative"},
+		{[]string{"run", "--key", "k", "--grace", "-1s", "--", "true"}, "negative"},
+		{[]string{"run", "--key", "k", "--ttl", "1ms", "--", "true"}, "below the sqlite store's minimum"},
+		{[]string{"acquire"}, "--key is required"},
+		{[]string{"acquire", "--key", "k", "extra"}, `unexpected argument "extra"`},
+		{[]string{"acquire", "--key", "k", "--wait", "-5s"}, "negative"},
+		{[]string{"acquire", "--key", "k", "--ttl", "0s"}, "not positive"},
+		{[]string{"renew", "--key", "k", "--token", "1"}, "--owner is required"},
+		{[]string{"renew", "--key", "k", "--owner", "o"}, "--token is required"},
+		{[]string{"renew", "--key", "k", "--owner", "o", "--token", "x1"}, `token "x1" is not a positive decimal number`},
+		{[]string{"renew", "--key", "k", "--owner", "o", "--token", "1", "--ttl", "0"}, "not positive"},
+		{[]string{"release", "--owner", "o", "--token", "1"}, "--key is required"},
+		{[]string{"release", "--key", "k", "--owner", "o", "--token", "0"}, "not a positive decimal number"},
+		{[]string{"status", "--key", "k", "--prefix", "p"}, "not both"},
+		{[]string{"status", "--key", ""}, "key is empty"},
+		{[]string{"status", "--store", "mongodb://db.example/x"}, `unknown store URL scheme "mongodb"`},
+		{[]string{"status", "--store", "/var/lib/leases.db"}, "sqlite:///var/lib/leases.db"},
+		{[]string{"status", "--store", "sqlite://relative/x.db"}, `host "relative"`},
+	}
+	for _, c := range cases {
+		code, _, stderr := runApp(t, c.args...)
+		if code != exitUsage {
+			t.Errorf("leasehold %q exited %d, want %d; stderr: %s", c.args, code, exitUsage, stderr)
+			continue
+		}
+		if !strings.Contains(stderr, c.want) {
+			t.Errorf("leasehold %q: stderr %q does not contain %q", c.args, stderr, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(os.Getenv("XDG_STATE_HOME")); len(entries) > 1 {
+		t.Errorf("bad input created files in the state directory: %v", entries)
+	}
+}
+
+// An unknown scheme's error lists the supported schemes, also through
+// LEASEHOLD_STORE.
+func TestUnknownSchemeListsSchemes(t *testing.T) {
+	t.Setenv("LEASEHOLD_STORE", "zookeeper://localhost:2181")
+	code, _, stderr := runApp(t, "status", "--key", "k")
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr)
+	}
+	for _, s := range storeurl.Schemes() {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr %q does not list scheme %q", stderr, s)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := runApp(t, "help")
+	if code != 0 || !strings.Contains(out, "leasehold run") || !strings.Contains(out, "75") {
+		t.Fatalf("help exited %d:\n%s", code, out)
+	}
+	code, _, stderr := runApp(t)
+	if code != exitUsage || !strings.Contains(stderr, "Usage:") {
+		t.Fatalf("no arguments: exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, cmd := range commands {
+		code, out, _ := runApp(t, "help", cmd)
+		if code != 0 || !strings.Contains(out, "leasehold "+cmd) {
+			t.Errorf("help %s exited %d:\n%s", cmd, code, out)
+		}
+		if cmd == "help" {
+			continue
+		}
+		code, out, _ = runApp(t, cmd, "-h")
+		if code != 0 || out != commandUsage[cmd] {
+			t.Errorf("%s -h exited %d:\n%s", cmd, code, out)
+		}
+	}
+}
+
+// The memory store works in process (and only there).
+func TestMemoryStoreInProcess(t *testing.T) {
+	code, out, stderr := runApp(t, "acquire", "--store", "memory://", "--key", "k", "--json")
+	if code != 0 || !strings.Contains(out, `"token":1`) {
+		t.Fatalf("acquire on memory:// exited %d: %s %s", code, out, stderr)
+	}
+	code, out, _ = runApp(t, "status", "--store", "memory://", "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("status on a fresh memory:// store exited %d: %s", code, out)
+	}
+}
