@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
@@ -9,7 +10,7 @@ import (
 )
 
 // RenewMany renews many grants, checking up to 64 of them in one etcd
-// transaction: each grant is a nested transaction comparing its key's
+// transaction (up to 8 transactions at a time): each grant is a nested transaction comparing its key's
 // CreateRevision and value, so one stale grant does not fail the others.
 // Grants not made by this Store value are renewed one by one, as Renew does.
 // err is set only when every grant failed for the same reason (the store
@@ -50,53 +51,74 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 			batch = append(batch, i)
 		}
 	}
-	for chunk := 0; len(batch) > 0; chunk++ {
+	if len(batch) == len(gs) && len(batch) <= maxBatch {
+		if err := s.renewChunk(ctx, gs, batch, out, t0); err != nil {
+			return nil, err // the only transaction failed: the whole batch did
+		}
+		return out, nil
+	}
+	// Chunks go out concurrently, a few at a time.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, renewParallelism)
+	for len(batch) > 0 {
 		n := min(len(batch), maxBatch)
 		idx := batch[:n]
 		batch = batch[n:]
-		ops := make([]clientv3.Op, n)
-		for j, i := range idx {
-			g := gs[i]
-			name := s.HolderKey(g.Key)
-			ops[j] = clientv3.OpTxn([]clientv3.Cmp{
-				clientv3.Compare(clientv3.CreateRevision(name), "=", int64(g.Token)),
-				clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label)),
-			}, nil, []clientv3.Op{clientv3.OpGet(name, clientv3.WithKeysOnly())})
-		}
-		resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(ops...).Commit()
-		if err != nil {
-			err = s.storeErrOn(ctx, "renew", err)
-			if chunk == 0 && len(batch) == 0 && len(idx) == len(gs) {
-				return nil, err
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := s.renewChunk(ctx, gs, idx, out, t0); err != nil {
+				for _, i := range idx {
+					out[i].Err = err
+				}
 			}
-			for _, i := range idx {
-				out[i].Err = err
+		})
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// renewParallelism bounds the concurrent transactions of one RenewMany.
+const renewParallelism = 8
+
+// renewChunk checks gs[i] for i in idx in one transaction and fills out[i].
+// It returns the transaction's error, leaving out untouched, if it failed.
+func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int, out []leasehold.RenewResult, t0 time.Time) error {
+	ops := make([]clientv3.Op, len(idx))
+	for j, i := range idx {
+		g := gs[i]
+		name := s.HolderKey(g.Key)
+		ops[j] = clientv3.OpTxn([]clientv3.Cmp{
+			clientv3.Compare(clientv3.CreateRevision(name), "=", int64(g.Token)),
+			clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label)),
+		}, nil, []clientv3.Op{clientv3.OpGet(name, clientv3.WithKeysOnly())})
+	}
+	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(ops...).Commit()
+	if err != nil {
+		return s.storeErrOn(ctx, "renew", err)
+	}
+	for j, i := range idx {
+		g := gs[i]
+		ss := s.ref(g).sess
+		name := s.HolderKey(g.Key)
+		tok := int64(g.Token)
+		if nested := resp.Responses[j].GetResponseTxn(); !nested.GetSucceeded() {
+			if len(nested.GetResponses()) == 0 || !sameToken(nested.GetResponses()[0], tok) {
+				ss.untrack(name, tok)
 			}
+			out[i].Err = notHeld("renew", g.Key, "")
 			continue
 		}
-		for j, i := range idx {
-			g := gs[i]
-			ss := s.ref(g).sess
-			name := s.HolderKey(g.Key)
-			tok := int64(g.Token)
-			if nested := resp.Responses[j].GetResponseTxn(); !nested.GetSucceeded() {
-				if len(nested.GetResponses()) == 0 || !sameToken(nested.GetResponses()[0], tok) {
-					ss.untrack(name, tok)
-				}
-				out[i].Err = notHeld("renew", g.Key, "")
-				continue
-			}
-			ttl, ok := ss.renewed(name, tok, t0)
-			switch {
-			case !ok:
-				out[i].Err = notHeld("renew", g.Key, "expired")
-			case ttl < ss.class:
-				out[i].Err = &leasehold.StoreError{Store: Name, Op: "renew", Err: errKeepaliveOverdue}
-			default:
-				g.TTL = ttl
-				out[i].Grant = g
-			}
+		ttl, ok := ss.renewed(name, tok, t0)
+		switch {
+		case !ok:
+			out[i].Err = notHeld("renew", g.Key, "expired")
+		case ttl < ss.class:
+			out[i].Err = &leasehold.StoreError{Store: Name, Op: "renew", Err: errKeepaliveOverdue}
+		default:
+			g.TTL = ttl
+			out[i].Grant = g
 		}
 	}
-	return out, nil
+	return nil
 }

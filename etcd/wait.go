@@ -212,26 +212,39 @@ func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.Ac
 		}
 	}()
 
+	// Wait for our turn. A read (no raft write) tells whom to watch; after
+	// the holder's delete the acquire transaction is tried at once, and its
+	// Else branch answers the same reads if it fails.
+	gets := []clientv3.Op{
+		clientv3.OpGet(name),
+		clientv3.OpGet(wname, clientv3.WithKeysOnly()),
+		clientv3.OpGet(wpfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(myRev-1), clientv3.WithKeysOnly())...),
+	}
+	try := false // whether to send the acquire transaction next
 	for {
-		t0 = time.Now()
-		resp, err = s.cli.Txn(rctx).
-			If(clientv3.Compare(clientv3.CreateRevision(name), "=", 0),
-				clientv3.Compare(clientv3.CreateRevision(wname), "=", myRev),
-				clientv3.Compare(clientv3.CreateRevision(wpfx), ">", myRev-1).WithPrefix()).
-			Then(clientv3.OpPut(name, val, clientv3.WithLease(ss.id)), clientv3.OpDelete(wname)).
-			Else(clientv3.OpGet(name),
-				clientv3.OpGet(wname, clientv3.WithKeysOnly()),
-				clientv3.OpGet(wpfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(myRev-1), clientv3.WithKeysOnly())...)).
-			Commit()
+		if try {
+			t0 = time.Now()
+			resp, err = s.cli.Txn(rctx).
+				If(clientv3.Compare(clientv3.CreateRevision(name), "=", 0),
+					clientv3.Compare(clientv3.CreateRevision(wname), "=", myRev),
+					clientv3.Compare(clientv3.CreateRevision(wpfx), ">", myRev-1).WithPrefix()).
+				Then(clientv3.OpPut(name, val, clientv3.WithLease(ss.id)), clientv3.OpDelete(wname)).
+				Else(gets...).
+				Commit()
+		} else {
+			resp, err = s.cli.Txn(rctx).Then(gets...).Commit()
+		}
 		if err != nil {
 			if isLeaseNotFound(err) {
 				ss.markLost()
 				return leasehold.Grant{}, lostErr()
 			}
-			addOrphan(orphan{name: name, value: val})
+			if try {
+				addOrphan(orphan{name: name, value: val})
+			}
 			return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
 		}
-		if resp.Succeeded {
+		if try && resp.Succeeded {
 			queued = false
 			return s.granted(ss, req, name, resp.Header.Revision, t0)
 		}
@@ -246,11 +259,12 @@ func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.Ac
 		var watch string
 		switch {
 		case len(before) > 0:
-			watch = string(before[0].Key)
+			watch, try = string(before[0].Key), false
 		case len(holder) > 0:
-			watch = name
+			watch, try = name, true
 		default:
-			continue // changed between compare and read: cannot happen in one txn, but be safe
+			try = true // our turn, and the key is free
+			continue
 		}
 		if err := s.waitDelete(ctx, ss, watch, resp.Header.Revision); err != nil {
 			return leasehold.Grant{}, err

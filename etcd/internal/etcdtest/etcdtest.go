@@ -122,6 +122,25 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := startRetry(t.TempDir(), bin, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// StartDir is Start for a TestMain: data goes under dir, and the caller
+// calls Stop.
+func StartDir(dir string, opts Options) (*Cluster, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	return startRetry(dir, bin, opts)
+}
+
+func startRetry(dir, bin string, opts Options) (*Cluster, error) {
 	if opts.Nodes == 0 {
 		opts.Nodes = 1
 	}
@@ -133,19 +152,19 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		c, err := start(t, bin, opts)
+		c, err := start(filepath.Join(dir, fmt.Sprint(attempt)), bin, opts)
 		if err == nil {
-			t.Cleanup(c.Stop)
-			return c
+			return c, nil
 		}
 		lastErr = err
 	}
-	t.Fatalf("etcdtest: cannot start a %d-node etcd cluster: %v", opts.Nodes, lastErr)
-	return nil
+	return nil, fmt.Errorf("etcdtest: cannot start a %d-node etcd cluster: %w", opts.Nodes, lastErr)
 }
 
-func start(t testing.TB, bin string, opts Options) (*Cluster, error) {
-	dir := t.TempDir()
+func start(dir, bin string, opts Options) (*Cluster, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	ports, err := freePorts(2 * opts.Nodes)
 	if err != nil {
 		return nil, err
