@@ -81,8 +81,9 @@ type Options struct {
 	// HandoffHold is how long the holder keeps the key while the waiter
 	// waits in each hand-off round; default 50 ms.
 	HandoffHold time.Duration
-	// OpTimeout bounds each acquire, and each release through the
-	// client's ReleaseTimeout; default 10 s.
+	// OpTimeout bounds each acquire (in Hot mode, each wait beyond the
+	// run's end), and each release through the client's ReleaseTimeout;
+	// default 10 s.
 	OpTimeout time.Duration
 	// Prefix starts every key the run uses; default "leasehold-bench/"
 	// and a random suffix, so runs never meet each other's leases.
@@ -92,10 +93,6 @@ type Options struct {
 	// ProgressEvery is the interval between Progress calls; default 500 ms.
 	ProgressEvery time.Duration
 }
-
-// hotWait bounds one waiting acquire in Hot mode, so that an interrupted
-// run stops within it.
-const hotWait = 250 * time.Millisecond
 
 func (o Options) withDefaults(info leasehold.Info) (Options, error) {
 	if o.Name == "" {

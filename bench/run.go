@@ -173,31 +173,30 @@ func cycles(ctx context.Context, cl *leasehold.Client, o Options, errs *tally) (
 	)
 	cycle := func(key string, record bool, acq, rel *[]time.Duration) bool {
 		t0 := time.Now()
-		var l *leasehold.Lease
-		for {
-			octx, cancel := opContext(ctx, o.OpTimeout)
-			var err error
-			if o.Keys == Hot {
-				l, err = cl.Acquire(octx, key, leasehold.AcquireOptions{TTL: o.TTL, Wait: hotWait})
-			} else {
-				l, err = cl.Acquire(octx, key, leasehold.AcquireOptions{TTL: o.TTL})
+		// Every acquire runs on a context detached from ctx, so that an
+		// interrupt never cuts one short after the store granted it. In
+		// Hot mode the client waits for the key until the run's end plus
+		// OpTimeout: when the run ends or is interrupted, the clients stop
+		// cycling, so each waiter gets the key in turn and releases it at
+		// once.
+		timeout := o.OpTimeout
+		opts := leasehold.AcquireOptions{TTL: o.TTL}
+		if o.Keys == Hot {
+			opts.Wait = leasehold.WaitForever
+			if record {
+				timeout += max(time.Until(end), 0)
 			}
-			cancel()
-			if err == nil {
-				break
-			}
-			if o.Keys == Hot && errors.Is(err, leasehold.ErrHeld) {
-				if ctx.Err() != nil || (record && time.Now().After(end)) {
-					return false
-				}
-				continue
-			}
+		}
+		octx, cancel := opContext(ctx, timeout)
+		l, err := cl.Acquire(octx, key, opts)
+		cancel()
+		if err != nil {
 			errs.add("acquire", err)
 			sleepCtx(ctx, 10*time.Millisecond) // do not spin on a failing store
 			return false
 		}
 		t1 := time.Now()
-		err := l.Release(ctx)
+		err = l.Release(ctx)
 		t2 := time.Now()
 		if err != nil {
 			errs.add("release", err)

@@ -1,0 +1,215 @@
+# shellcheck shell=bash
+# Throwaway servers on loopback ports for scripts (scripts/bench-page).
+#
+# Source this file, then:
+#
+#   srv_init DIR                 servers keep their data and logs under DIR
+#   trap srv_stop_all EXIT       (the caller sets the trap)
+#   srv_redis NAME               one redis-server, no persistence
+#   srv_postgres NAME            one PostgreSQL server, fsync off
+#   srv_etcd NAME N              an etcd cluster of N members, --unsafe-no-fsync
+#   srv_stop_all                 stops every server started, in reverse order
+#
+# After a start, SRV_ADDR[NAME] holds the address (host:port, or for etcd a
+# comma-separated list of client addresses) and SRV_PIDS[NAME] the server
+# process ids (space-separated). Each server runs in its own session, so it
+# survives nothing: srv_stop_all signals it and, after a grace, kills it.
+# Binaries are looked up in ${LEASEHOLD_BIN:-$HOME/.cache/leasehold/bin}, then
+# PATH (and /usr/lib/postgresql/*/bin); a missing one is an error naming the
+# install script to run.
+
+declare -gA SRV_ADDR=()
+declare -gA SRV_PIDS=()
+declare -ga SRV_ORDER=()
+declare -g SRV_DIR=""
+
+# srv_init DIR: where servers keep their data.
+srv_init() {
+	SRV_DIR="$1"
+	mkdir -p "$SRV_DIR"
+	# PostgreSQL runs as the postgres user when we are root: every parent
+	# of its folder must be enterable.
+	chmod 755 "$SRV_DIR"
+}
+
+# srv_log MESSAGE: progress on stderr.
+srv_log() { echo "servers: $*" >&2; }
+
+# srv_bin NAME INSTALL_SCRIPT: the path of a server binary.
+srv_bin() {
+	local name="$1" script="$2" d
+	local bindir="${LEASEHOLD_BIN:-$HOME/.cache/leasehold/bin}"
+	if [[ -x "$bindir/$name" ]]; then
+		echo "$bindir/$name"
+		return 0
+	fi
+	if command -v "$name" >/dev/null 2>&1; then
+		command -v "$name"
+		return 0
+	fi
+	for d in /usr/lib/postgresql/*/bin; do
+		if [[ -x "$d/$name" ]]; then
+			echo "$d/$name"
+			return 0
+		fi
+	done
+	echo "servers: $name not found in $bindir or PATH: run $script" >&2
+	return 1
+}
+
+# srv_free_port: a TCP port on 127.0.0.1 that nothing listens on.
+srv_free_port() {
+	if command -v python3 >/dev/null 2>&1; then
+		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+		return
+	fi
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+}
+
+# srv_wait WHAT SECONDS CMD...: polls CMD until it succeeds.
+srv_wait() {
+	local what="$1" secs="$2"
+	shift 2
+	local deadline=$((SECONDS + secs))
+	until "$@" >/dev/null 2>&1; do
+		if ((SECONDS >= deadline)); then
+			echo "servers: $what not ready after ${secs}s" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# srv_spawn LOG CMD...: starts CMD in its own session, echoes its pid.
+srv_spawn() {
+	local log="$1"
+	shift
+	setsid "$@" >>"$log" 2>&1 </dev/null &
+	echo $!
+}
+
+srv_redis() {
+	local name="$1" bin cli port dir pid
+	bin=$(srv_bin redis-server scripts/install/redis.sh) || return 1
+	cli=$(srv_bin redis-cli scripts/install/redis.sh) || return 1
+	port=$(srv_free_port)
+	dir="$SRV_DIR/$name"
+	mkdir -p "$dir"
+	pid=$(srv_spawn "$dir/stdout.log" "$bin" --bind 127.0.0.1 --port "$port" --dir "$dir" \
+		--save '' --appendonly no --daemonize no --logfile "$dir/redis.log")
+	SRV_PIDS[$name]=$pid
+	SRV_ORDER+=("$name")
+	if ! srv_wait "redis $name" 15 bash -c "[[ \$('$cli' -p $port ping) == PONG ]]"; then
+		tail -5 "$dir/redis.log" >&2 || true
+		return 1
+	fi
+	SRV_ADDR[$name]="127.0.0.1:$port"
+	srv_log "redis $name on ${SRV_ADDR[$name]} (pid $pid)"
+}
+
+srv_postgres() {
+	local name="$1" initdb pgctl port dir run=() pid
+	initdb=$(srv_bin initdb scripts/install/postgres.sh) || return 1
+	pgctl=$(srv_bin pg_ctl scripts/install/postgres.sh) || return 1
+	port=$(srv_free_port)
+	dir="$SRV_DIR/$name"
+	mkdir -p "$dir"
+	if [[ $(id -u) -eq 0 ]]; then
+		chown postgres: "$dir"
+		run=(runuser -u postgres --)
+	fi
+	"${run[@]}" "$initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1 || {
+		tail -5 "$dir/initdb.log" >&2
+		return 1
+	}
+	SRV_ORDER+=("$name")
+	SRV_PIDS[$name]="pg:$dir/data"
+	"${run[@]}" "$pgctl" -D "$dir/data" -l "$dir/pg.log" -w -t 30 \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" \
+		start >/dev/null || {
+		tail -5 "$dir/pg.log" >&2
+		return 1
+	}
+	pid=$(head -1 "$dir/data/postmaster.pid")
+	SRV_PIDS[$name]=$pid
+	SRV_ADDR[$name]="127.0.0.1:$port"
+	srv_log "postgres $name on ${SRV_ADDR[$name]} (pid $pid)"
+}
+
+srv_etcd() {
+	local name="$1" n="$2" bin i dir token initial="" clients=() peers=() pids=() addrs=()
+	bin=$(srv_bin etcd scripts/install/etcd.sh) || return 1
+	token="$name-$$-$RANDOM"
+	for ((i = 1; i <= n; i++)); do
+		clients[i]=$(srv_free_port)
+		peers[i]=$(srv_free_port)
+		initial+="${initial:+,}$name-$i=http://127.0.0.1:${peers[i]}"
+	done
+	SRV_ORDER+=("$name")
+	for ((i = 1; i <= n; i++)); do
+		dir="$SRV_DIR/$name/$i"
+		mkdir -p "$dir"
+		pids+=("$(srv_spawn "$dir/etcd.log" "$bin" --name "$name-$i" --data-dir "$dir/data" \
+			--listen-client-urls "http://127.0.0.1:${clients[i]}" --advertise-client-urls "http://127.0.0.1:${clients[i]}" \
+			--listen-peer-urls "http://127.0.0.1:${peers[i]}" --initial-advertise-peer-urls "http://127.0.0.1:${peers[i]}" \
+			--initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token "$token" \
+			--unsafe-no-fsync --log-level warn)")
+		addrs+=("127.0.0.1:${clients[i]}")
+		SRV_PIDS[$name]="${pids[*]}"
+	done
+	for a in "${addrs[@]}"; do
+		if ! srv_wait "etcd $name ($a)" 30 bash -c "curl -fsS http://$a/health | grep -q '\"health\":\"true\"'"; then
+			tail -5 "$SRV_DIR/$name"/*/etcd.log >&2 || true
+			return 1
+		fi
+	done
+	SRV_ADDR[$name]=$(
+		IFS=,
+		echo "${addrs[*]}"
+	)
+	srv_log "etcd $name: $n members on ${SRV_ADDR[$name]} (pids ${pids[*]})"
+}
+
+# srv_stop PID SIGNAL: signals a server's session, then kills it after 5 s.
+srv_stop() {
+	local pid="$1" sig="$2" i
+	kill -"$sig" "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+}
+
+# srv_stop_all: stops every server, newest first.
+srv_stop_all() {
+	local i name pid
+	for ((i = ${#SRV_ORDER[@]} - 1; i >= 0; i--)); do
+		name="${SRV_ORDER[i]}"
+		for pid in ${SRV_PIDS[$name]:-}; do
+			case "$pid" in
+			pg:*)
+				# Started, but the pid was not read yet.
+				local data="${pid#pg:}"
+				[[ -f "$data/postmaster.pid" ]] && srv_stop "$(head -1 "$data/postmaster.pid")" INT
+				;;
+			*)
+				if [[ -f "$SRV_DIR/$name/pg.log" ]]; then
+					srv_stop "$pid" INT # PostgreSQL: fast shutdown
+				else
+					srv_stop "$pid" TERM
+				fi
+				;;
+			esac
+		done
+		unset "SRV_PIDS[$name]"
+	done
+	SRV_ORDER=()
+}
