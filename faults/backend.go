@@ -56,9 +56,12 @@ type ClockStepper interface {
 	StepClock(d time.Duration) error
 }
 
-// TakeoverBounder states a store's takeover bound after a holder dies, as a
-// ratio of the TTL, when it is not the default TTL plus one renew period.
-type TakeoverBounder interface{ TakeoverBound() float64 }
+// TakeoverBounder states a store's documented takeover bound after a holder
+// dies, as a ratio of ttl, when it is not the default: TTL plus one renew
+// period (4/3 x TTL).
+type TakeoverBounder interface {
+	TakeoverBound(ttl time.Duration) float64
+}
 
 // SQLite is the embedded store: a file, no server. Its "store kill" is the
 // kill of every process using the file at once.

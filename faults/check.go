@@ -53,8 +53,10 @@ type Metrics struct {
 	Overlaps      int // read-modify-writes overlapped by another grant's on the same key
 
 	// W5: liveness.
-	Takeovers []float64 // time from a holder kill to the next acquire by another holder, / TTL
-	Stuck     []string  // keys without progress after the faults healed
+	Takeovers       []float64 // time from a holder kill to the store's next grant to another holder, / TTL
+	TakeoversClient []float64 // the same, to the next lease a client accepted
+	LateGrants      int       // grants a client refused because they arrived after its deadline
+	Stuck           []string  // keys without progress after the faults healed
 
 	// Fault accounting.
 	Episodes     map[string]int // fault class -> episodes injected
@@ -215,6 +217,10 @@ func checkOps(evs []Event, p Params, m *Metrics) {
 			if !strings.Contains(e.Note, "rate=1 ") && !strings.HasSuffix(e.Note, "rate=1") {
 				skewed[e.Src] = true
 			}
+		case EvAcqFail:
+			if strings.Contains(e.Err, "arrived after the holder's deadline") {
+				m.LateGrants++
+			}
 		case EvLost:
 			m.Losses++
 			if _, dup := lost[g]; !dup {
@@ -352,15 +358,17 @@ func checkFaults(evs []Event, p Params, m *Metrics) {
 				m.BittenPauses++
 			}
 		case "F3", "F9":
-			m.Takeovers = append(m.Takeovers, takeovers(evs, ep, ttl)...)
+			m.Takeovers = append(m.Takeovers, takeovers(evs, ep, ttl, EvStoreAcquire)...)
+			m.TakeoversClient = append(m.TakeoversClient, takeovers(evs, ep, ttl, EvAcquired)...)
 		}
 	}
 }
 
 // takeovers measures, for each key a killed holder held, the time from the
-// kill to the next acquire by a holder that was not killed, as a ratio of
-// the TTL (+Inf if none came).
-func takeovers(evs []Event, ep episode, ttl int64) []float64 {
+// kill to the next acquire (of kind: the store's grant or the client's
+// lease) by a holder that was not killed, as a ratio of the TTL (+Inf if
+// none came).
+func takeovers(evs []Event, ep episode, ttl int64, kind string) []float64 {
 	killed := map[string]bool{}
 	for _, t := range strings.Split(ep.target, ",") {
 		killed[t] = true
@@ -386,7 +394,7 @@ func takeovers(evs []Event, ep episode, ttl int64) []float64 {
 	for key := range held {
 		r := math.Inf(1)
 		for _, e := range evs {
-			if e.T > ep.on && e.Kind == EvAcquired && e.Key == key && !killed[e.Src] {
+			if e.T > ep.on && e.Kind == kind && e.Err == "" && e.Token != 0 && e.Key == key && !killed[e.Src] {
 				r = float64(e.T-ep.on) / float64(ttl)
 				break
 			}

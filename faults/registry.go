@@ -21,6 +21,8 @@ func NewBackend(name string) (Backend, error) {
 		return &Postgres{Mode: "lease"}, nil
 	case "postgres-advisory":
 		return &Postgres{Mode: "advisory"}, nil
+	case "etcd":
+		return &Etcd{}, nil
 	}
 	return nil, fmt.Errorf("faults: unknown store %q (known: %s)", name, strings.Join(BackendNames, ", "))
 }

@@ -67,7 +67,7 @@ var FaultClasses = []string{"F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9"
 // FaultNames describes each class.
 var FaultNames = map[string]string{
 	"F1":  "holder SIGSTOP for 0.3 x TTL",
-	"F2":  "holder SIGSTOP for 1-3 x TTL",
+	"F2":  "holder SIGSTOP for 1-3 x TTL, and once per pass for the takeover bound + 1-1.5 x TTL",
 	"F3":  "holder SIGKILL and respawn",
 	"F4":  "replies delayed by 1.5 x TTL",
 	"F5":  "replies dropped after the store applied the request",
@@ -91,17 +91,19 @@ type slot struct {
 }
 
 type harness struct {
-	cfg   RunConfig
-	ctx   context.Context
-	rec   *MemRecorder
-	res   *Resource
-	rng   *rand.Rand
-	url   string
-	slots []*slot
-	extra *slot // the slow-clock holder's slot (F12)
-	reads chan Event
-	procs Procs
-	notes []string
+	cfg       RunConfig
+	ctx       context.Context
+	rec       *MemRecorder
+	res       *Resource
+	rng       *rand.Rand
+	url       string
+	slots     []*slot
+	extra     *slot // the slow-clock holder's slot (F12)
+	reads     chan Event
+	procs     Procs
+	notes     []string
+	bound     float64      // takeover bound, x TTL
+	longPause map[int]bool // passes that had their long F2 pause
 
 	mu sync.Mutex
 }
@@ -177,8 +179,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		SafeTokens: info.SafeTokens, TokenCaveat: info.TokenCaveat, TakeoverBound: 1 + 1.0/3, Dir: cfg.Dir,
 	}
 	if tb, ok := b.(TakeoverBounder); ok {
-		result.TakeoverBound = tb.TakeoverBound()
+		result.TakeoverBound = tb.TakeoverBound(cfg.TTL)
 	}
+	h.bound, h.longPause = result.TakeoverBound, map[int]bool{}
 
 	h.res = NewResource(h.rec, cfg.Mutation)
 	if err := h.res.Start(); err != nil {
@@ -277,11 +280,21 @@ func (h *harness) allSlots() []*slot {
 // probeInfo opens the store directly once: it must answer, and it tells
 // the store's bounds and claims.
 func (h *harness) probeInfo() (leasehold.Info, error) {
-	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 	defer cancel()
-	s, err := h.cfg.Open(ctx, h.url)
-	if err != nil {
-		return leasehold.Info{}, fmt.Errorf("open %s: %w", h.url, err)
+	var s leasehold.Store
+	var err error
+	for {
+		// A server that just started may still refuse ("starting up").
+		s, err = h.cfg.Open(ctx, h.url)
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return leasehold.Info{}, fmt.Errorf("open %s: %w", h.url, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	defer s.Close()
 	if m, ok := s.(interface{ Migrate(context.Context) error }); ok {
@@ -317,15 +330,24 @@ func (h *harness) finalProbe(bound float64) map[string]error {
 		panic(err)
 	}
 	defer c.Close()
+	// Polls with single attempts rather than waiting through the client:
+	// the probe asks whether the key is free, not how the client waits.
 	wait := time.Duration(bound*float64(h.cfg.TTL)) + h.cfg.TTL + time.Second
 	for _, k := range h.cfg.Keys {
-		l, err := c.Acquire(ctx, k, leasehold.AcquireOptions{Wait: wait})
-		if err != nil {
-			out[k] = err
-			continue
+		deadline := time.Now().Add(wait)
+		for {
+			l, err := c.Acquire(ctx, k, leasehold.AcquireOptions{})
+			if err == nil {
+				out[k] = nil
+				_ = l.Release(ctx)
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				out[k] = fmt.Errorf("not acquired within %s after every holder died: %w", wait, err)
+				break
+			}
+			sleepCtx(ctx, max(h.cfg.TTL/20, 5*time.Millisecond))
 		}
-		out[k] = nil
-		_ = l.Release(ctx)
 	}
 	return out
 }
@@ -558,8 +580,12 @@ func (h *harness) episode(c string, pass int) error {
 		f := 0.3
 		if c == "F2" {
 			f = 1 + 2*h.rng.Float64()
-			if h.cfg.Mutation || h.rng.IntN(2) == 0 {
-				f = 2 + h.rng.Float64() // at least 2 x TTL, so that another holder surely writes meanwhile
+			if h.cfg.Mutation || h.longPause[pass] == false {
+				// One pause per pass outlasts the store's takeover bound by
+				// a TTL or more, so that another holder surely takes the key
+				// and writes meanwhile: the fault must bite.
+				h.longPause[pass] = true
+				f = h.bound + 1 + 0.5*h.rng.Float64()
 			}
 		}
 		s, err := pick()

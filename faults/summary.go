@@ -37,7 +37,8 @@ func Summary(r *RunResult) string {
 	fmt.Fprintf(&b, "  W4 ops: %d, after own loss signal %d, after own deadline %d; losses %d, spurious under F1 %d\n",
 		m.Ops, m.OpsAfterLoss, m.OpsAfterDeadline, m.Losses, m.SpuriousF1)
 	fmt.Fprintf(&b, "  W1 unfenced: %d writes, lost updates %d, overlaps %d\n", m.CounterWrites, m.LostUpdates, m.Overlaps)
-	fmt.Fprintf(&b, "  W5 takeover after kill: %s (bound %.2f x TTL); stuck keys %d\n", ratios(m.Takeovers), r.TakeoverBound, len(m.Stuck))
+	fmt.Fprintf(&b, "  W5 takeover after kill: store %s (bound %.2f x TTL), client %s; late grants refused %d; stuck keys %d\n",
+		ratios(m.Takeovers), r.TakeoverBound, ratios(m.TakeoversClient), m.LateGrants, len(m.Stuck))
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
