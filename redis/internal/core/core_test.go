@@ -88,6 +88,35 @@ func TestTTLMillisRoundsUp(t *testing.T) {
 	}
 }
 
+func TestLeaseValues(t *testing.T) {
+	for _, c := range []struct{ owner, label string }{
+		{"o", "l"}, {"", ""}, {"a:b", "c:d"}, {"12:x", ":"}, {strings.Repeat("f", 32), "host:42"},
+	} {
+		v := GrantPrefix(c.owner, 17) + c.label
+		l, ok := parseLease(v, time.Second)
+		if !ok || l.Owner != c.owner || l.Label != c.label || l.Token != 17 || l.Remaining != time.Second {
+			t.Errorf("parseLease(%q) = %+v, %v", v, l, ok)
+		}
+		if !strings.HasPrefix(v, OwnerPrefix(c.owner)) {
+			t.Errorf("%q does not start with its owner prefix", v)
+		}
+	}
+	// No owner's prefix starts another owner's values.
+	owners := []string{"a", "a:", "a:1", "1:a", "", ":"}
+	for _, a := range owners {
+		for _, b := range owners {
+			if a != b && strings.HasPrefix(GrantPrefix(b, 5)+"label", OwnerPrefix(a)) {
+				t.Errorf("owner %q's prefix matches owner %q's value", a, b)
+			}
+		}
+	}
+	for _, v := range []string{"", "x", "1:a", "1:a:", "1:a:x:l", "1:a:0:l", "5:a:1:l", "-1::1:l", "2:a:1:l"} {
+		if l, ok := parseLease(v, 0); ok {
+			t.Errorf("parseLease(%q) = %+v, want failure", v, l)
+		}
+	}
+}
+
 func TestScriptsLoaded(t *testing.T) {
 	for _, s := range Scripts {
 		if len(s.SHA) != 40 || !strings.Contains(s.Src, "redis.call") {
@@ -116,7 +145,7 @@ func (c *canned) Eval(context.Context, string, []string, []string) (any, error) 
 func TestUnexpectedRepliesAreErrors(t *testing.T) {
 	for _, r := range []any{
 		nil, int64(3), "OK", []any{}, []any{int64(1)}, []any{int64(1), "x"}, []any{int64(1), "0"},
-		[]any{int64(0), "l", "1", "bad", "o"}, []any{int64(2), "1"}, []any{int64(0), int64(5), "1", int64(1), "o"},
+		[]any{int64(0), "1:o:1:l", "bad"}, []any{int64(2), "1"}, []any{int64(0), int64(5), int64(1)},
 	} {
 		n := &Node{Client: &canned{reply: r}}
 		tok, held, err := n.Acquire(context.Background(), "k", "o", "l", 1000)
@@ -133,10 +162,18 @@ func TestUnexpectedRepliesAreErrors(t *testing.T) {
 			t.Errorf("release reply %#v: %v; want ErrUnexpectedReply", r, err)
 		}
 	}
-	for _, r := range []any{int64(1), []any{"o"}, []any{"o", "l", "1", "x"}} {
+	for _, r := range []any{int64(1), []any{"o"}, []any{"1:o:1:l", "x"}, []any{"1:o:1:l", int64(5), int64(1)}} {
 		n := &Node{Client: &canned{reply: r}}
 		if _, err := n.Holder(context.Background(), "k"); !errors.Is(err, ErrUnexpectedReply) {
 			t.Errorf("holder reply %#v: %v; want ErrUnexpectedReply", r, err)
+		}
+	}
+	for _, r := range []any{[]any{int64(0), "garbage", int64(100)}, []any{"garbage", int64(100)}} {
+		n := &Node{Client: &canned{reply: r}}
+		_, _, aerr := n.Acquire(context.Background(), "k", "o", "l", 1000)
+		_, herr := n.Holder(context.Background(), "k")
+		if !errors.Is(aerr, ErrForeignValue) && !errors.Is(herr, ErrForeignValue) {
+			t.Errorf("reply %#v: acquire %v, holder %v; want ErrForeignValue", r, aerr, herr)
 		}
 	}
 	n := &Node{Client: &canned{reply: []any{int64(1)}}}

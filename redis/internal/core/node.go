@@ -2,7 +2,10 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,12 +35,56 @@ func TTLMillis(ttl time.Duration) int64 {
 	return ms
 }
 
+// OwnerPrefix is the start of every lease value of owner. The length
+// makes it unambiguous: no owner's prefix starts another owner's values.
+func OwnerPrefix(owner string) string {
+	return strconv.Itoa(len(owner)) + ":" + owner + ":"
+}
+
+// GrantPrefix is the start of the lease value of owner's grant token.
+func GrantPrefix(owner string, token uint64) string {
+	return OwnerPrefix(owner) + strconv.FormatUint(token, 10) + ":"
+}
+
+// parseLease reads a lease value, <len(owner)>:<owner>:<token>:<label>.
+func parseLease(v string, rem time.Duration) (*Lease, bool) {
+	i := strings.IndexByte(v, ':')
+	if i <= 0 {
+		return nil, false
+	}
+	n, err := strconv.Atoi(v[:i])
+	if err != nil || n < 0 || len(v) < i+1+n+1 || v[i+1+n] != ':' {
+		return nil, false
+	}
+	owner, rest := v[i+1:i+1+n], v[i+2+n:]
+	tok, label, ok := strings.Cut(rest, ":")
+	if !ok {
+		return nil, false
+	}
+	t, err := strconv.ParseUint(tok, 10, 64)
+	if err != nil || t == 0 {
+		return nil, false
+	}
+	return &Lease{Owner: owner, Label: label, Token: t, Remaining: rem}, true
+}
+
+// ErrForeignValue: a lease key holds a value leasehold did not write.
+var ErrForeignValue = errors.New("lease key holds a value that is not a leasehold lease")
+
+func foreign(name, v string) error {
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return fmt.Errorf("%w: %s = %q", ErrForeignValue, name, v)
+}
+
 // Acquire claims key for 'ttl' milliseconds. It returns the new token, or
 // the current lease when someone holds key.
 func (n *Node) Acquire(ctx context.Context, key, owner, label string, ttl int64) (uint64, *Lease, error) {
+	lock := n.Names.Lock(key)
 	r, err := Run(ctx, n.Client, AcquireScript,
-		[]string{n.Names.Lock(key), n.Names.Counter(key)},
-		[]string{owner, label, strconv.FormatInt(ttl, 10)})
+		[]string{lock, n.Names.Counter(key)},
+		[]string{OwnerPrefix(owner), label, strconv.FormatInt(ttl, 10)})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -53,15 +100,17 @@ func (n *Node) Acquire(ctx context.Context, key, owner, label string, ttl int64)
 			return 0, nil, unexpected("acquire", r)
 		}
 		return tok, nil, nil
-	case ok && granted == 0 && len(a) == 5:
-		label, ok1 := asString(a[1])
-		tok, _ := asToken(a[2]) // a lease hash written by hand may lack a token; 0 means unknown
-		rem, ok3 := pttl(a[3])
-		owner, ok4 := asString(a[4])
-		if !ok1 || !ok3 || !ok4 {
+	case ok && granted == 0 && len(a) == 3:
+		v, ok1 := asString(a[1])
+		rem, ok2 := pttl(a[2])
+		if !ok1 || !ok2 {
 			return 0, nil, unexpected("acquire", r)
 		}
-		return 0, &Lease{Owner: owner, Label: label, Token: tok, Remaining: rem}, nil
+		l, ok := parseLease(v, rem)
+		if !ok {
+			return 0, nil, foreign(lock, v)
+		}
+		return 0, l, nil
 	}
 	return 0, nil, unexpected("acquire", r)
 }
@@ -70,7 +119,7 @@ func (n *Node) Acquire(ctx context.Context, key, owner, label string, ttl int64)
 func (n *Node) Renew(ctx context.Context, key, owner string, token uint64, ttl int64) (bool, error) {
 	r, err := Run(ctx, n.Client, RenewScript,
 		[]string{n.Names.Lock(key)},
-		[]string{owner, strconv.FormatUint(token, 10), strconv.FormatInt(ttl, 10)})
+		[]string{GrantPrefix(owner, token), strconv.FormatInt(ttl, 10)})
 	if err != nil {
 		return false, err
 	}
@@ -80,13 +129,13 @@ func (n *Node) Renew(ctx context.Context, key, owner string, token uint64, ttl i
 // Release deletes key's lease if owner and token hold it, and publishes on
 // the key's channel. Token 0 matches any token of owner.
 func (n *Node) Release(ctx context.Context, key, owner string, token uint64) (bool, error) {
-	tok := ""
+	p := OwnerPrefix(owner)
 	if token != 0 {
-		tok = strconv.FormatUint(token, 10)
+		p = GrantPrefix(owner, token)
 	}
 	r, err := Run(ctx, n.Client, ReleaseScript,
 		[]string{n.Names.Lock(key)},
-		[]string{owner, tok, n.Names.Channel(key)})
+		[]string{p, n.Names.Channel(key)})
 	if err != nil {
 		return false, err
 	}
@@ -95,7 +144,8 @@ func (n *Node) Release(ctx context.Context, key, owner string, token uint64) (bo
 
 // Holder reads key's lease; nil when nobody holds it.
 func (n *Node) Holder(ctx context.Context, key string) (*Lease, error) {
-	r, err := Run(ctx, n.Client, HolderScript, []string{n.Names.Lock(key)}, nil)
+	lock := n.Names.Lock(key)
+	r, err := Run(ctx, n.Client, HolderScript, []string{lock}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -106,17 +156,19 @@ func (n *Node) Holder(ctx context.Context, key string) (*Lease, error) {
 	if len(a) == 0 {
 		return nil, nil
 	}
-	if len(a) != 4 {
+	if len(a) != 2 {
 		return nil, unexpected("holder", r)
 	}
-	owner, ok1 := asString(a[0])
-	label, ok2 := asString(a[1])
-	tok, _ := asToken(a[2])
-	rem, ok4 := pttl(a[3])
-	if !ok1 || !ok2 || !ok4 {
+	v, ok1 := asString(a[0])
+	rem, ok2 := pttl(a[1])
+	if !ok1 || !ok2 {
 		return nil, unexpected("holder", r)
 	}
-	return &Lease{Owner: owner, Label: label, Token: tok, Remaining: rem}, nil
+	l, ok := parseLease(v, rem)
+	if !ok {
+		return nil, foreign(lock, v)
+	}
+	return l, nil
 }
 
 // RenewItem is one lease of a batch renewal.
@@ -195,11 +247,11 @@ func (n *Node) group(items []RenewItem) [][]int {
 
 func (n *Node) renewChunk(ctx context.Context, items []RenewItem, idx []int, renewed []bool, errs []error) {
 	keys := make([]string, len(idx))
-	args := make([]string, 0, 3*len(idx))
+	args := make([]string, 0, 2*len(idx))
 	for j, i := range idx {
 		it := items[i]
 		keys[j] = n.Names.Lock(it.Key)
-		args = append(args, it.Owner, strconv.FormatUint(it.Token, 10), strconv.FormatInt(it.TTL, 10))
+		args = append(args, GrantPrefix(it.Owner, it.Token), strconv.FormatInt(it.TTL, 10))
 	}
 	r, err := Run(ctx, n.Client, RenewManyScript, keys, args)
 	if err == nil {

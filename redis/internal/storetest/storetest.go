@@ -239,9 +239,20 @@ func (e *Env) garbageCounter(t *testing.T) {
 			t.Errorf("counter %q: Holder after the failed acquire: %v, want ErrNotHeld", v, err)
 		}
 	}
-	k := Key(t, "wrongtype")
+	// A lease key holding a foreign string, or a value of the wrong type.
+	k := Key(t, "foreign")
 	if r := e.command(t, e.Server, "SET", "leasehold:{"+k+"}:lock", "x"); r != "+OK" {
 		t.Fatalf("SET: %s", r)
+	}
+	if _, err := st.Acquire(Ctx(t), Req(k, 30*time.Second)); !errors.Is(err, leasehold.ErrStore) || !strings.Contains(err.Error(), "not a leasehold lease") {
+		t.Errorf("lease key holding a foreign value: got %v, want a store error saying so", err)
+	}
+	if _, err := st.Holder(Ctx(t), k); !errors.Is(err, leasehold.ErrStore) || !strings.Contains(err.Error(), "not a leasehold lease") {
+		t.Errorf("Holder of a lease key holding a foreign value: got %v, want a store error saying so", err)
+	}
+	k = Key(t, "wrongtype")
+	if r := e.command(t, e.Server, "HSET", "leasehold:{"+k+"}:lock", "f", "v"); r != ":1" {
+		t.Fatalf("HSET: %s", r)
 	}
 	if _, err := st.Acquire(Ctx(t), Req(k, 30*time.Second)); !errors.Is(err, leasehold.ErrStore) || !strings.Contains(err.Error(), "WRONGTYPE") {
 		t.Errorf("lease key of the wrong type: got %v, want a store error with WRONGTYPE", err)

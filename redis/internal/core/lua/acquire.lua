@@ -1,20 +1,18 @@
 -- leasehold acquire: claim a free or expired lease and mint its token in one
 -- atomic step.
--- KEYS[1] lease hash {owner, label, token} with the lease's TTL
+-- KEYS[1] lease: a string <len(owner)>:<owner>:<token>:<label> with the TTL
 -- KEYS[2] token counter (no TTL: it outlives every lease on the key)
--- ARGV[1] owner id, ARGV[2] label, ARGV[3] TTL in milliseconds
--- Returns {1, token} when granted, {0, label, token, pttl, owner} when held
--- (the owner is for redlock's majority count; stores never show it).
-if redis.replicate_commands then redis.replicate_commands() end
-local held = redis.call('HMGET', KEYS[1], 'owner', 'label', 'token')
-if held[1] then
-  return {0, held[2] or '', held[3] or '0', redis.call('PTTL', KEYS[1]), held[1]}
+-- ARGV[1] <len(owner)>:<owner>:, ARGV[2] label, ARGV[3] TTL in milliseconds
+-- Returns {1, token} when granted, {0, lease, pttl} when held.
+local v = redis.call('GET', KEYS[1])
+if v then
+  return {0, v, redis.call('PTTL', KEYS[1])}
 end
 local last = redis.call('GET', KEYS[2])
 local n = 0
 if last then
   n = nil
-  if string.match(last, '^%d+$') and string.len(last) <= 16 then
+  if string.len(last) <= 16 and string.match(last, '^%d+$') then
     n = tonumber(last)
   end
   if not n or n >= 9007199254740991 then
@@ -29,7 +27,6 @@ local t = redis.call('TIME')
 local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if n + 1 > tok then tok = n + 1 end
 local s = string.format('%.0f', tok)
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'label', ARGV[2], 'token', s)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1] .. s .. ':' .. ARGV[2], 'PX', ARGV[3])
 redis.call('SET', KEYS[2], s)
 return {1, s}

@@ -1,8 +1,8 @@
 -- leasehold holder: read the lease.
--- KEYS[1] lease hash.
--- Returns {} when free, else {owner, label, token, pttl}.
-local h = redis.call('HMGET', KEYS[1], 'owner', 'label', 'token')
-if not h[1] then
+-- KEYS[1] lease.
+-- Returns {} when free, else {lease, pttl}.
+local v = redis.call('GET', KEYS[1])
+if not v then
   return {}
 end
-return {h[1], h[2] or '', h[3] or '0', redis.call('PTTL', KEYS[1])}
+return {v, redis.call('PTTL', KEYS[1])}

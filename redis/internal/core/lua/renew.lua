@@ -1,9 +1,9 @@
 -- leasehold renew: extend the lease if owner and token still hold it.
--- KEYS[1] lease hash; ARGV[1] owner, ARGV[2] token, ARGV[3] TTL in ms.
+-- KEYS[1] lease; ARGV[1] <len(owner)>:<owner>:<token>:, ARGV[2] TTL in ms.
 -- Returns 1 when renewed, 0 when the lease is not the caller's.
-local h = redis.call('HMGET', KEYS[1], 'owner', 'token')
-if h[1] == ARGV[1] and h[2] == ARGV[2] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end
 return 0

@@ -1,0 +1,162 @@
+// Package bench measures the leasehold redis and redlock stores side by side
+// with github.com/bsm/redislock, github.com/go-redsync/redsync/v4 and the raw
+// floor (SET NX PX, then a compare-and-delete script), against the same
+// redis-server processes, started by TestMain. It is its own module so that
+// the stores never depend on their peers.
+//
+// Run everything, in one command, from this folder:
+//
+//	GOWORK=off go test -run '^$' -bench . -benchtime 1s
+//
+// After the benchmarks, TestMain prints a table of ratios: each
+// implementation's cost per acquire+release cycle over the raw floor's with
+// the same client library, and its throughput over bsm/redislock's.
+package bench
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/leasehold-go/leasehold/redis/internal/redistest"
+)
+
+var (
+	srv     *redistest.Server   // the one server of single-node implementations
+	masters []*redistest.Server // five masters for Redlock (the first three for N=3)
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "leasehold-redis-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if srv, err = redistest.Start(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: start redis-server:", err)
+		return 1
+	}
+	defer srv.Stop()
+	for range 5 {
+		s, err := redistest.Start(tmp)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: start redis-server:", err)
+			return 1
+		}
+		defer s.Stop()
+		masters = append(masters, s)
+	}
+	code := m.Run()
+	printRatios()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: goroutines leaked:", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// results holds every run of each cycle benchmark:
+// results[scenario][implementation] = the runs' b.N and cycles per second.
+var (
+	resultsMu sync.Mutex
+	results   = map[string]map[string][]sample{}
+)
+
+type sample struct {
+	n      int
+	perSec float64
+}
+
+func record(scenario, impl string, n int, perSec float64) {
+	resultsMu.Lock()
+	defer resultsMu.Unlock()
+	if results[scenario] == nil {
+		results[scenario] = map[string][]sample{}
+	}
+	results[scenario][impl] = append(results[scenario][impl], sample{n, perSec})
+}
+
+// rate is the median over the full-length runs (the probing runs with a
+// small b.N that the testing package makes first are left out).
+func rate(ss []sample) float64 {
+	maxN := 0
+	for _, s := range ss {
+		maxN = max(maxN, s.n)
+	}
+	var v []float64
+	for _, s := range ss {
+		if s.n*4 >= maxN {
+			v = append(v, s.perSec)
+		}
+	}
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
+
+// floorOf names the raw floor an implementation is compared with: the one
+// using the same client library.
+func floorOf(impl string) string {
+	if strings.Contains(impl, "rueidis") {
+		return "raw-rueidis"
+	}
+	return "raw-goredis"
+}
+
+func printRatios() {
+	resultsMu.Lock()
+	defer resultsMu.Unlock()
+	if len(results) == 0 {
+		return
+	}
+	var scenarios []string
+	impls := map[string]bool{}
+	for s, r := range results {
+		scenarios = append(scenarios, s)
+		for i := range r {
+			impls[i] = true
+		}
+	}
+	sort.Strings(scenarios)
+	var names []string
+	for i := range impls {
+		names = append(names, i)
+	}
+	sort.Strings(names)
+	fmt.Println()
+	fmt.Println("acquire+release cycles: cost over the raw floor with the same client (lower is better) / throughput over bsm/redislock (higher is better)")
+	fmt.Printf("%-26s", "implementation")
+	for _, s := range scenarios {
+		fmt.Printf(" %-20s", s)
+	}
+	fmt.Println()
+	for _, n := range names {
+		fmt.Printf("%-26s", n)
+		for _, s := range scenarios {
+			r := results[s]
+			if len(r[n]) == 0 {
+				fmt.Printf(" %-20s", "-")
+				continue
+			}
+			v := rate(r[n])
+			cell := "-"
+			if len(r[floorOf(n)]) > 0 {
+				cell = fmt.Sprintf("%.2fx", rate(r[floorOf(n)])/v)
+			}
+			if len(r["bsm-redislock"]) > 0 {
+				cell += fmt.Sprintf(" / %.2fx", v/rate(r["bsm-redislock"]))
+			}
+			fmt.Printf(" %-20s", cell)
+		}
+		fmt.Println()
+	}
+}
