@@ -5,10 +5,10 @@
 //
 //	sqlite:///abs/path.db, file:///abs/path.db   the embedded store (a local file)
 //	memory://                                    a fresh in-process store (tests)
-//	redis://host:port/db                         one Redis deployment
-//	redlock://host1:port,host2:port,...          Redlock over N Redis masters
-//	postgres://user@host/db, postgresql://...    PostgreSQL
-//	etcd://host:port[,host:port...]              etcd
+//	redis://host:port/db, rediss://... (TLS)     one Redis server (redis/goredis)
+//	redlock://host1:port,host2:port,...          Redlock over N Redis masters (redis/goredis)
+//	postgres://user@host/db, postgresql://...    PostgreSQL (postgres; run Migrate first)
+//	etcd://host:port[,host:port...][/prefix]     etcd (etcd)
 //
 // Each store documents the rest of its URL (see its OpenURL function).
 // DefaultURL names the embedded store in the user's state directory, which

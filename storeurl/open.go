@@ -17,13 +17,10 @@ var (
 	ErrBadURL = errors.New("storeurl: malformed store URL")
 	// ErrUnknownScheme: the URL's scheme names no store.
 	ErrUnknownScheme = errors.New("storeurl: unknown store URL scheme")
-	// ErrNotBuilt: the scheme is known but its store is not part of this
-	// build.
-	ErrNotBuilt = errors.New("storeurl: store not built in")
 )
 
 // schemes lists every scheme Open accepts, in the order shown to users.
-var schemes = []string{"sqlite", "file", "memory", "redis", "redlock", "postgres", "postgresql", "etcd"}
+var schemes = []string{"sqlite", "file", "memory", "redis", "rediss", "redlock", "postgres", "postgresql", "etcd"}
 
 // Schemes returns the URL schemes Open accepts.
 func Schemes() []string { return append([]string(nil), schemes...) }
@@ -43,7 +40,7 @@ func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
 		return openSQLite(ctx, rawURL)
 	case "memory":
 		return openMemory(u)
-	case "redis":
+	case "redis", "rediss":
 		return openRedis(ctx, rawURL)
 	case "redlock":
 		return openRedlock(ctx, rawURL)
@@ -90,9 +87,4 @@ func fileHint(p string) string {
 // supported is the list of schemes for error messages.
 func supported() string {
 	return "supported schemes: " + strings.Join(schemes, ", ")
-}
-
-// errNotBuilt reports a scheme whose store this build does not include.
-func errNotBuilt(scheme, module string) error {
-	return fmt.Errorf("%w: the %s store (module %s) is not part of this build; %s", ErrNotBuilt, scheme, module, supported())
 }

@@ -1,0 +1,57 @@
+package storeurl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/etcd"
+	"github.com/leasehold-go/leasehold/postgres"
+	"github.com/leasehold-go/leasehold/redis/goredis"
+)
+
+// The stores on servers. Each opener checks that the server answers, so a
+// wrong address or password is reported by Open.
+
+func openRedis(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	return goredis.OpenURL(ctx, rawURL)
+}
+
+func openRedlock(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	return goredis.OpenRedlockURL(ctx, rawURL)
+}
+
+func openPostgres(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	s, err := postgres.OpenURL(ctx, rawURL)
+	if err != nil {
+		return nil, postgresErr(ctx, err)
+	}
+	return s, nil
+}
+
+// postgresErr marks the errors of postgres.OpenURL that are about the URL:
+// those that are neither a *leasehold.StoreError (the server's answer) nor
+// the context's.
+func postgresErr(ctx context.Context, err error) error {
+	var se *leasehold.StoreError
+	if errors.As(err, &se) || ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrBadURL, err)
+}
+
+func openEtcd(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	s, err := etcd.OpenURL(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func migratePostgres(ctx context.Context, rawURL string) error {
+	if err := postgres.MigrateURL(ctx, rawURL); err != nil {
+		return postgresErr(ctx, err)
+	}
+	return nil
+}
