@@ -28,6 +28,15 @@ func (s *Store) lockID(key string) (id int64, check string) {
 	return int64(binary.BigEndian.Uint64(sum[:8])), hex.EncodeToString(sum[8:12])
 }
 
+// LockID returns the advisory lock id of key in advisory mode: the bigint
+// passed to pg_try_advisory_lock. pg_locks shows it as classid = id >> 32,
+// objid = id & 0xffffffff, objsubid = 1. The id depends on the schema and
+// table name, which salt the hash.
+func (s *Store) LockID(key string) int64 {
+	id, _ := s.lockID(key)
+	return id
+}
+
 // lockHalves splits a bigint advisory lock id the way pg_locks shows it.
 func lockHalves(id int64) (classid, objid int64) {
 	u := uint64(id)
@@ -169,7 +178,6 @@ func (l *advLease) abandon() {
 
 func (s *Store) advAcquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	id, check := s.lockID(req.Key)
-	classid, objid := lockHalves(id)
 	ms := ttlMillis(req.TTL)
 	label := appLabel(req.Label)
 
@@ -179,13 +187,11 @@ func (s *Store) advAcquire(ctx context.Context, req leasehold.AcquireRequest) (l
 	}
 	var (
 		ok                bool
-		token, nowMS      int64
+		token             int64
 		prevApp, prevIdle string
 		set1, set2        bool
-		holder            string
 	)
-	err = sess.queryRow(ctx, s.st.advAcquire, id, check, label, ms, classid, objid).
-		Scan(&ok, &token, &prevApp, &prevIdle, &set1, &set2, &holder, &nowMS)
+	err = sess.queryRow(ctx, s.st.advAcquire, id, check, label, ms).Scan(&ok, &prevApp, &prevIdle, &token, &set1, &set2)
 	if err != nil {
 		// The statement may have taken the lock before failing (a session
 		// lock survives the rollback): discard the session, which ends it.
@@ -193,15 +199,11 @@ func (s *Store) advAcquire(ctx context.Context, req leasehold.AcquireRequest) (l
 		return leasehold.Grant{}, s.fail(ctx, "acquire", err)
 	}
 	if !ok {
+		// Held. Naming the holder would take a scan of pg_locks on every
+		// contended attempt; Holder does it when asked (the client asks
+		// when a wait runs out).
 		sess.close(false)
-		he := &leasehold.HeldError{Key: req.Key}
-		if h, isOurs := parseHolderApp(holder); isOurs {
-			if h.check != check {
-				return leasehold.Grant{}, s.collision(req.Key, "acquire", id)
-			}
-			he.Label, he.Token, he.Remaining = h.label, h.token, h.remaining(nowMS)
-		}
-		return leasehold.Grant{}, he
+		return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key}
 	}
 	l := &advLease{
 		s: s, key: req.Key, owner: req.Owner, label: label, token: uint64(token),

@@ -68,8 +68,10 @@
 //	  nextval('leasehold_leases_token_seq'),                   -- the token
 //	  set_config('idle_session_timeout', $ttl_ms, false),      -- the TTL
 //	  set_config('application_name', 'lh1 <check> <token> <expiry> <label>', false)
-//	-- or, if it did not: the holder's application_name, from pg_locks
-//	-- joined with pg_stat_activity
+//
+// A held key's *leasehold.HeldError does not name the holder (that takes a
+// scan of pg_locks, not worth paying on every contended attempt); Holder
+// does, from pg_locks joined with pg_stat_activity.
 //
 // Tokens come from one sequence shared by all keys: strictly increasing per
 // key, with gaps. The server ends a session that stays idle for its
@@ -96,11 +98,11 @@
 // space per database with every other application's. Two distinct keys
 // collide with probability about n²/2⁶⁵ for n keys (one in 3·10⁷ for a
 // million keys). A collision never lets two holders in: the colliding keys
-// exclude each other. The holder publishes 32 more bits of the hash in its
-// application_name, so an acquire or Holder that meets a colliding holder
-// fails with [ErrLockIDCollision] instead of reporting the wrong lease; use
-// another key, another table name (which salts the hash) or the lease-row
-// mode.
+// exclude each other (an acquire sees the other key's lease as held). The
+// holder publishes 32 more bits of the hash in its application_name, so
+// Holder, which the client calls when a wait runs out, fails with
+// [ErrLockIDCollision] instead of naming the wrong lease; use another key,
+// another table name (which salts the hash) or the lease-row mode.
 //
 // # Wake-ups and batch renewal
 //

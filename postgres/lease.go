@@ -93,12 +93,13 @@ func (s *Store) leaseRenew(ctx context.Context, g leasehold.Grant) (leasehold.Gr
 }
 
 func (s *Store) leaseRelease(ctx context.Context, g leasehold.Grant) error {
-	var released, notified int64
-	if err := s.q.queryRow(ctx, s.st.leaseRelease, g.Key, g.Owner, int64(g.Token), s.channel).Scan(&released, &notified); err != nil {
-		return s.fail(ctx, "release", err)
-	}
-	if released == 0 {
+	var notified int64
+	err := s.q.queryRow(ctx, s.st.leaseRelease, g.Key, g.Owner, int64(g.Token), s.channel).Scan(&notified)
+	if isNoRows(err) {
 		return fmt.Errorf("release %q (token %d): %w", g.Key, g.Token, leasehold.ErrNotHeld)
+	}
+	if err != nil {
+		return s.fail(ctx, "release", err)
 	}
 	return nil
 }

@@ -74,15 +74,11 @@ WHERE key = $1::text AND owner = $2::text AND token = $3::bigint`)
 
 	// Release clears the owner and, only when a waiter has marked the key,
 	// notifies in the same statement (NOTIFY serialises committing
-	// transactions server-wide, so it is not paid when nobody waits).
-	st.leaseRelease = r.Replace(`WITH r AS (
-  UPDATE {T} SET owner = NULL, label = '', expires_at = NULL
-  WHERE key = $1::text AND owner = $2::text AND token = $3::bigint
-  RETURNING key
-)
-SELECT (SELECT count(*) FROM r),
-  (SELECT count(pg_notify($4::text, w.key)) FROM {W} w
-    WHERE w.key = $1::text AND w.until > clock_timestamp() AND EXISTS (SELECT 1 FROM r))`)
+	// transactions server-wide, so it is not paid when nobody waits). No
+	// row: not held.
+	st.leaseRelease = r.Replace(`UPDATE {T} SET owner = NULL, label = '', expires_at = NULL
+WHERE key = $1::text AND owner = $2::text AND token = $3::bigint
+RETURNING (SELECT count(pg_notify($4::text, w.key)) FROM {W} w WHERE w.key = $1::text AND w.until > clock_timestamp())`)
 
 	st.leaseHolder = r.Replace(`SELECT h.label, h.token, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint
 FROM {T} h, (SELECT clock_timestamp() AS now) c
@@ -104,19 +100,18 @@ RETURNING t.key, t.owner, t.token`)
 	// idle_session_timeout to the TTL (the server ends a session that stops
 	// renewing, and with it the lock) and publishes "lh1 <check> <token>
 	// <expiry ms> <label>" as the session's application_name, which is how
-	// other sessions learn the holder. If the lock is held it reads the
-	// holder's application_name instead. One statement, one round trip.
+	// other sessions learn the holder (Holder reads it through pg_locks and
+	// pg_stat_activity). One statement, one round trip, and as light as the
+	// bare lock allows: the select list is evaluated left to right, so
+	// currval sees the nextval just before it.
 	//
-	// $1 lock id, $2 check, $3 label, $4 TTL in ms, $5 classid, $6 objid.
-	st.advAcquire = r.Replace(`SELECT b.ok, COALESCE(b.tok, 0), b.prev_app, b.prev_idle,
-  CASE WHEN b.ok THEN set_config('application_name', left('lh1 ' || $2::text || ' ' || b.tok || ' ' || (b.now_ms + $4::bigint) || ' ' || $3::text, 63), false) END IS NOT NULL,
-  CASE WHEN b.ok THEN set_config('idle_session_timeout', $4::bigint::text, false) END IS NOT NULL,
-  COALESCE(CASE WHEN NOT b.ok THEN ` + advisoryHolderApp("$5::bigint", "$6::bigint") + ` END, ''),
-  b.now_ms
-FROM (SELECT a.ok, CASE WHEN a.ok THEN nextval({SEQ}::regclass) END AS tok,
-        current_setting('application_name') AS prev_app, current_setting('idle_session_timeout') AS prev_idle,
-        {NOWMS} AS now_ms
-      FROM (SELECT pg_try_advisory_lock($1::bigint) AS ok OFFSET 0) a OFFSET 0) b`)
+	// $1 lock id, $2 check, $3 label, $4 TTL in ms.
+	st.advAcquire = r.Replace(`SELECT l.ok,
+  current_setting('application_name'), current_setting('idle_session_timeout'),
+  CASE WHEN l.ok THEN nextval({SEQ}::regclass) ELSE 0 END,
+  CASE WHEN l.ok THEN set_config('application_name', left('lh1 ' || $2::text || ' ' || currval({SEQ}::regclass) || ' ' || ({NOWMS} + $4::bigint) || ' ' || $3::text, 63), false) END IS NOT NULL,
+  CASE WHEN l.ok THEN set_config('idle_session_timeout', $4::bigint::text, false) END IS NOT NULL
+FROM (SELECT pg_try_advisory_lock($1::bigint) AS ok OFFSET 0) l`)
 
 	// $1 classid, $2 objid, $3 check, $4 token, $5 label, $6 TTL in ms.
 	st.advRenew = `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid()

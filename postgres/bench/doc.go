@@ -1,0 +1,9 @@
+// Package bench holds the postgres store's benchmarks, in a module of their
+// own so that the store does not depend on what it is compared with
+// (cirello.io/pglock). Run them all in one go against one throwaway server:
+//
+//	cd postgres/bench && GOWORK=off go test -run '^$' -bench . -benchtime 2s -count 3
+//
+// TestMain prints a summary table with the ratios to the raw floors and to
+// pglock after the benchmarks.
+package bench

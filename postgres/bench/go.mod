@@ -1,0 +1,25 @@
+module github.com/leasehold-go/leasehold/postgres/bench
+
+go 1.26
+
+require (
+	cirello.io/pglock v1.16.0
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/lib/pq v1.10.9 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+replace (
+	github.com/leasehold-go/leasehold => ../../
+	github.com/leasehold-go/leasehold/postgres => ../
+)
