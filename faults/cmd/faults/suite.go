@@ -1,5 +1,205 @@
 package main
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
-func suiteCmd(ctx context.Context, args []string) (int, error) { return 0, nil }
+	"github.com/leasehold-go/leasehold/faults"
+)
+
+type task struct {
+	store    string
+	seed     uint64
+	mutation bool
+}
+
+func suiteCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("suite", flag.ExitOnError)
+	short := fs.Bool("short", false, "CI mode: one pass of every fault class per store, and the mutation run")
+	long := fs.Bool("long", false, "long mode: 20 runs x 300 s per store, and one mutation run per store")
+	stores := fs.String("stores", strings.Join(faults.BackendNames, ","), "stores to run")
+	runs := fs.Int("runs", 0, "runs per store (default: 1 short, 20 long)")
+	seconds := fs.Int("seconds", -1, "seconds per run (default: one pass short, 300 long)")
+	seed := fs.Uint64("seed", 0, "first seed (default: from the clock); run i uses seed+i")
+	ttl := fs.Duration("ttl", 0, "lease TTL (default 750ms short, 1s long; a store's MinTTL wins)")
+	out := fs.String("out", "", "write the safety table (markdown) here")
+	jsonOut := fs.String("json", "", "write every run's result (JSON) here")
+	parallel := fs.Int("parallel", 1, "stores run at the same time")
+	mutations := fs.String("mutation-stores", "", "stores that get a mutation run (default: sqlite short, all long)")
+	command := fs.String("command", "", "the command line to print in the table (default: this one)")
+	_ = fs.Parse(args)
+	if *short == *long {
+		return 0, fmt.Errorf("suite: give exactly one of -short and -long")
+	}
+	mode := "short"
+	nRuns, secs, t, mutStores := 1, 0, 750*time.Millisecond, "sqlite"
+	if *long {
+		mode = "long"
+		nRuns, secs, t, mutStores = 20, 300, time.Second, *stores
+	}
+	if *runs > 0 {
+		nRuns = *runs
+	}
+	if *seconds >= 0 {
+		secs = *seconds
+	}
+	if *ttl > 0 {
+		t = *ttl
+	}
+	if *mutations != "" {
+		mutStores = *mutations
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().Unix() % 100000)
+	}
+	names := strings.Split(*stores, ",")
+	for _, n := range names {
+		if _, err := faults.NewBackend(n); err != nil {
+			return 0, err
+		}
+	}
+	hc, err := holderCmd()
+	if err != nil {
+		return 0, err
+	}
+	root, err := os.MkdirTemp("", "leasehold-faults-")
+	if err != nil {
+		return 0, err
+	}
+	_ = os.Chmod(root, 0o755)
+	logf("suite (%s): stores %s, %d run(s) x %d s each, TTL %s, seeds from %d, work in %s", mode, *stores, nRuns, secs, t, *seed, root)
+
+	perStore := map[string][]task{}
+	for _, n := range names {
+		for i := 0; i < nRuns; i++ {
+			perStore[n] = append(perStore[n], task{store: n, seed: *seed + uint64(i)})
+		}
+		if containsName(strings.Split(mutStores, ","), n) {
+			perStore[n] = append(perStore[n], task{store: n, seed: *seed + uint64(nRuns), mutation: true})
+		}
+	}
+	var (
+		mu      sync.Mutex
+		results []*faults.RunResult
+		errs    = map[string][]string{}
+		kept    []string
+	)
+	sem := make(chan struct{}, max(*parallel, 1))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, n := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for _, tk := range perStore[n] {
+				if ctx.Err() != nil {
+					return
+				}
+				r, dir, err := runOne(ctx, tk, hc, root, t, secs)
+				mu.Lock()
+				switch {
+				case err != nil:
+					errs[tk.store] = append(errs[tk.store], fmt.Sprintf("seed %d: %v", tk.seed, err))
+					kept = append(kept, dir)
+					logf("%s seed %d: ERROR %v (kept %s)", tk.store, tk.seed, err, dir)
+				default:
+					results = append(results, r)
+					fmt.Println(faults.Summary(r))
+					if len(r.Missed) > 0 || len(r.Invalid) > 0 {
+						kept = append(kept, dir)
+						fmt.Println("  run directory kept:", dir)
+					} else {
+						_ = os.RemoveAll(dir)
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	sums := faults.Aggregate(results, errs)
+	cmdline := *command
+	if cmdline == "" {
+		cmdline = "./scripts/faults --" + mode
+	}
+	md := faults.Markdown(sums, mode, cmdline, time.Now())
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			return 0, err
+		}
+		logf("wrote %s", *out)
+	}
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	code := 0
+	fmt.Printf("\nsuite (%s) finished in %s:\n", mode, time.Since(start).Round(time.Second))
+	for _, s := range sums {
+		status := "ok"
+		if s.Failed() {
+			status = "FAILED"
+			code = 1
+		}
+		fmt.Printf("  %-18s %s", s.Store, status)
+		for _, m := range s.Missed {
+			fmt.Printf("; missed: %s", m)
+		}
+		for _, m := range s.Invalid {
+			fmt.Printf("; invalid: %s", m)
+		}
+		for _, m := range s.Errors {
+			fmt.Printf("; error: %s", m)
+		}
+		fmt.Println()
+	}
+	if len(kept) == 0 {
+		_ = os.RemoveAll(root)
+	} else {
+		fmt.Println("  run directories kept for inspection under", root)
+	}
+	return code, nil
+}
+
+func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Duration, secs int) (*faults.RunResult, string, error) {
+	kind := "run"
+	if tk.mutation {
+		kind = "mutation"
+	}
+	dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", tk.store, kind, tk.seed))
+	b, err := faults.NewBackend(tk.store)
+	if err != nil {
+		return nil, dir, err
+	}
+	d := time.Duration(secs) * time.Second
+	if tk.mutation {
+		d = 0
+	}
+	r, err := faults.Run(ctx, faults.RunConfig{
+		Backend: b, Open: open, HolderCmd: hc, Dir: dir, TTL: ttl, Duration: d,
+		Seed: tk.seed, Mutation: tk.mutation,
+		Log: func(format string, a ...any) { logf("[%s %d] "+format, append([]any{tk.store, tk.seed}, a...)...) },
+	})
+	return r, dir, err
+}
+
+func containsName(xs []string, s string) bool {
+	for _, x := range xs {
+		if strings.TrimSpace(x) == s {
+			return true
+		}
+	}
+	return false
+}

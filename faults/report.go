@@ -1,0 +1,314 @@
+package faults
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// StoreSummary pools the runs of one store.
+type StoreSummary struct {
+	Store         string
+	Runs          int     // regular runs (not mutation)
+	Seconds       float64 // seconds per run (the longest)
+	Seeds         []uint64
+	TTL           time.Duration
+	SafeTokens    bool
+	TokenCaveat   string
+	TakeoverBound float64
+
+	Sum       Metrics   // counts summed over the regular runs
+	Takeovers []float64 // pooled
+	Episodes  map[string]int
+	Notes     []string
+
+	InvalidRuns    int // runs whose faults did not bite
+	ControlRuns    int // runs whose unfenced control showed violations
+	MutationRuns   int // mutation runs
+	MutationCaught int // mutation runs caught
+	MutationStale  int // stale writes admitted in the mutation runs
+	MutationSeeds  []uint64
+	Missed         []string // targets the store claims and missed, pooled
+	Invalid        []string
+	Errors         []string // runs that failed to run (a store that would not start)
+}
+
+// Aggregate pools results by store, in BackendNames order.
+func Aggregate(results []*RunResult, errs map[string][]string) []*StoreSummary {
+	by := map[string]*StoreSummary{}
+	get := func(store string) *StoreSummary {
+		s := by[store]
+		if s == nil {
+			s = &StoreSummary{Store: store, Episodes: map[string]int{}}
+			by[store] = s
+		}
+		return s
+	}
+	for _, r := range results {
+		s := get(r.Store)
+		if r.Mutation {
+			s.MutationRuns++
+			s.MutationSeeds = append(s.MutationSeeds, r.Seed)
+			s.MutationStale += r.Metrics.StaleAccepted
+			if len(r.Missed) == 0 {
+				s.MutationCaught++
+			}
+			continue
+		}
+		m := r.Metrics
+		s.Runs++
+		s.Seeds = append(s.Seeds, r.Seed)
+		s.Seconds = math.Max(s.Seconds, r.Seconds)
+		s.TTL, s.SafeTokens, s.TokenCaveat, s.TakeoverBound = r.TTL, r.SafeTokens, r.TokenCaveat, r.TakeoverBound
+		s.Takeovers = append(s.Takeovers, m.Takeovers...)
+		for c, n := range m.Episodes {
+			s.Episodes[c] += n
+		}
+		for _, n := range r.Notes {
+			if !containsStr(s.Notes, n) {
+				s.Notes = append(s.Notes, n)
+			}
+		}
+		if len(r.Invalid) > 0 {
+			s.InvalidRuns++
+			for _, x := range r.Invalid {
+				s.Invalid = append(s.Invalid, fmt.Sprintf("seed %d: %s", r.Seed, x))
+			}
+		}
+		if m.LostUpdates > 0 || m.Overlaps > 0 {
+			s.ControlRuns++
+		}
+		for _, x := range r.Missed {
+			if strings.HasPrefix(x, "takeover p99") {
+				continue // judged on the pooled samples below
+			}
+			s.Missed = append(s.Missed, fmt.Sprintf("seed %d: %s", r.Seed, x))
+		}
+		addMetrics(&s.Sum, m)
+	}
+	for store, es := range errs {
+		s := get(store)
+		s.Errors = append(s.Errors, es...)
+	}
+	var out []*StoreSummary
+	for _, name := range BackendNames {
+		if s := by[name]; s != nil {
+			if p99 := Quantile(s.Takeovers, 0.99); !math.IsNaN(p99) && p99 > s.TakeoverBound {
+				s.Missed = append(s.Missed, fmt.Sprintf("takeover p99 %s x TTL above the bound %.2f", fmtRatio(p99), s.TakeoverBound))
+			}
+			if s.MutationRuns > s.MutationCaught {
+				s.Missed = append(s.Missed, fmt.Sprintf("mutation caught in only %d of %d runs", s.MutationCaught, s.MutationRuns))
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func addMetrics(a *Metrics, m *Metrics) {
+	a.Grants += m.Grants
+	a.TokenBackwards += m.TokenBackwards
+	a.TokenRepeats += m.TokenRepeats
+	a.FencedWrites += m.FencedWrites
+	a.StaleAccepted += m.StaleAccepted
+	a.Saves += m.Saves
+	a.FalseRefusals += m.FalseRefusals
+	if m.Linearizable != "Ok" && a.Linearizable != "Illegal" {
+		a.Linearizable = m.Linearizable
+	} else if a.Linearizable == "" {
+		a.Linearizable = m.Linearizable
+	}
+	a.Ops += m.Ops
+	a.OpsAfterLoss += m.OpsAfterLoss
+	a.OpsAfterDeadline += m.OpsAfterDeadline
+	a.Losses += m.Losses
+	a.SpuriousF1 += m.SpuriousF1
+	a.CounterWrites += m.CounterWrites
+	a.LostUpdates += m.LostUpdates
+	a.Overlaps += m.Overlaps
+	a.TakeoversClient = append(a.TakeoversClient, m.TakeoversClient...)
+	a.LateGrants += m.LateGrants
+	a.Stuck = append(a.Stuck, m.Stuck...)
+	a.PauseSaves += m.PauseSaves
+	a.BittenPauses += m.BittenPauses
+	for _, v := range m.Violations {
+		if len(a.Violations) < 10 {
+			a.Violations = append(a.Violations, v)
+		}
+	}
+}
+
+// Failed reports whether the store missed a target it claims, had an
+// invalid run, or could not be run.
+func (s *StoreSummary) Failed() bool {
+	return len(s.Missed) > 0 || s.InvalidRuns > 0 || len(s.Errors) > 0
+}
+
+// scope is the "(runs x seconds, seed)" part of every figure.
+func (s *StoreSummary) scope() string {
+	return fmt.Sprintf("%d x %.0f s, %s", s.Runs, s.Seconds, seedList(s.Seeds))
+}
+
+func seedList(seeds []uint64) string {
+	if len(seeds) == 0 {
+		return "no seed"
+	}
+	ss := append([]uint64(nil), seeds...)
+	sort.Slice(ss, func(i, j int) bool { return ss[i] < ss[j] })
+	contiguous := true
+	for i := 1; i < len(ss); i++ {
+		if ss[i] != ss[i-1]+1 {
+			contiguous = false
+		}
+	}
+	switch {
+	case len(ss) == 1:
+		return fmt.Sprintf("seed %d", ss[0])
+	case contiguous:
+		return fmt.Sprintf("seeds %d-%d", ss[0], ss[len(ss)-1])
+	}
+	parts := make([]string, len(ss))
+	for i, x := range ss {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "seeds " + strings.Join(parts, ",")
+}
+
+// fig renders "value (N, runs x seconds, seed)".
+func (s *StoreSummary) fig(value string, n int, of string) string {
+	return fmt.Sprintf("%s of %s %s (%s)", value, commas(n), of, s.scope())
+}
+
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Markdown renders the safety table and the per-store details. mode and
+// command say how the figures were produced.
+func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("# Safety under faults\n\n")
+	w("<!-- Generated by %s on %s. Do not edit by hand. -->\n\n", command, when.UTC().Format("2006-01-02 15:04 MST"))
+	w("These figures come from the fault-injection harness in `faults/` (%s mode), run against the real servers\n", mode)
+	w("on one 2-core Linux machine shared with other work. Reproduce them with:\n\n    %s\n\n", command)
+	w("Each figure reads *value of N (runs x seconds per run, seeds)*. Zero failures in N trials bounds the\n")
+	w("rate at about 3/N. What the workloads (W1-W5) and faults (F1-F12) are is explained below the tables.\n\n")
+	w("## Targets\n\n")
+	w("| store | tokens claimed safe | stale writes accepted (W2) | token regressions (W3) | ops after own loss signal (W4) | takeover after kill p50 / p99 (W5) | stuck keys | unfenced control bit (W1) | mutation caught | verdict |\n")
+	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, s := range sums {
+		if s.Runs == 0 {
+			w("| %s | | | | | | | | | could not run: %s |\n", s.Store, mdEscape(strings.Join(s.Errors, "; ")))
+			continue
+		}
+		m := &s.Sum
+		claim := "yes"
+		if !s.SafeTokens {
+			claim = "**no**"
+		}
+		stale := s.fig(fmt.Sprint(m.StaleAccepted), m.FencedWrites, "fenced writes")
+		regress := s.fig(fmt.Sprint(m.TokenBackwards+m.TokenRepeats), m.Grants, "grants")
+		if !s.SafeTokens {
+			stale += " (not claimed)"
+			regress += " (not claimed)"
+		}
+		ops := s.fig(fmt.Sprint(m.OpsAfterLoss+m.OpsAfterDeadline), m.Ops, "operations")
+		take := fmt.Sprintf("%s / %s x TTL (bound %.2f; %d kills, %s)", fmtRatio(Quantile(s.Takeovers, 0.5)), fmtRatio(Quantile(s.Takeovers, 0.99)),
+			s.TakeoverBound, len(s.Takeovers), s.scope())
+		stuck := s.fig(fmt.Sprint(len(m.Stuck)), s.Runs*2, "keys checked")
+		control := fmt.Sprintf("%d of %d runs (%s lost updates, %s overlapping writes)", s.ControlRuns, s.Runs, commas(m.LostUpdates), commas(m.Overlaps))
+		mut := "not run"
+		if s.MutationRuns > 0 {
+			mut = fmt.Sprintf("%d of %d runs (%d stale writes admitted, %s)", s.MutationCaught, s.MutationRuns, s.MutationStale, seedList(s.MutationSeeds))
+		}
+		verdict := "meets every claimed target"
+		switch {
+		case len(s.Missed) > 0:
+			verdict = "**misses**: " + strings.Join(s.Missed, "; ")
+		case s.InvalidRuns > 0:
+			verdict = fmt.Sprintf("**invalid**: %d runs where the faults did not bite", s.InvalidRuns)
+		}
+		if !s.SafeTokens && len(s.Missed) == 0 && s.InvalidRuns == 0 {
+			verdict += "; its tokens are not fences"
+		}
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Store, claim, stale, regress, ops, take, stuck, control, mut, mdEscape(verdict))
+	}
+	w("\n## Details per store\n")
+	for _, s := range sums {
+		if s.Runs == 0 {
+			continue
+		}
+		m := &s.Sum
+		w("\n### %s\n\n", s.Store)
+		w("- Runs: %s, TTL %s, 3 holder processes contending for 2 keys.\n", s.scope(), s.TTL)
+		if s.TokenCaveat != "" {
+			w("- Token caveat (from the store's Info): %s\n", mdEscape(s.TokenCaveat))
+		}
+		var eps []string
+		for _, c := range FaultClasses {
+			if n := s.Episodes[c]; n > 0 {
+				eps = append(eps, fmt.Sprintf("%s x%d", c, n))
+			}
+		}
+		w("- Faults injected: %s.\n", strings.Join(eps, ", "))
+		w("- W2 fenced register: %s writes, %s refused as stale (the fence at work; %s of them during or just after F2 pauses, %d of %d pauses bitten), %d stale admitted, %d fresh refused; porcupine: %s.\n",
+			commas(m.FencedWrites), commas(m.Saves), commas(m.PauseSaves), m.BittenPauses, s.Episodes["F2"], m.StaleAccepted, m.FalseRefusals, m.Linearizable)
+		w("- W3 tokens: %s grants, %d went backwards, %d repeated.\n", commas(m.Grants), m.TokenBackwards, m.TokenRepeats)
+		w("- W4 protected operations: %s, %d issued after the holder's own loss signal, %d after its own deadline; %s loss signals in all, %d under F1 pauses (spurious).\n",
+			commas(m.Ops), m.OpsAfterLoss, m.OpsAfterDeadline, commas(m.Losses), m.SpuriousF1)
+		w("- W1 unfenced counter (negative control): %s writes, %s lost updates, %s overlapping read-modify-writes; violations in %d of %d runs.\n",
+			commas(m.CounterWrites), commas(m.LostUpdates), commas(m.Overlaps), s.ControlRuns, s.Runs)
+		w("- W5 takeover after a holder kill: store grant %s, client lease %s x TTL; %s grants refused by the client as arriving after its deadline.\n",
+			ratios(s.Takeovers), ratios(m.TakeoversClient), commas(m.LateGrants))
+		for _, n := range s.Notes {
+			w("- %s\n", mdEscape(n))
+		}
+		for _, x := range s.Missed {
+			w("- **Missed**: %s\n", mdEscape(x))
+		}
+		for _, x := range s.Invalid {
+			w("- **Invalid run**: %s\n", mdEscape(x))
+		}
+		for _, v := range m.Violations {
+			w("- Violation seen: %s\n", mdEscape(v))
+		}
+	}
+	w("\n## What is measured\n\n")
+	w("Holder processes (the harness binary re-executed) contend for the keys through `leasehold.Client` and, while they\n")
+	w("hold a key, run protected operations on a resource served by the harness: each passes `Lease.Checkpoint`, reads\n")
+	w("the counter, works for TTL/5, then writes the counter back unfenced (W1) and writes a fenced register with the\n")
+	w("lease's token in the `Fencing-Token` header (W2; `fence.Middleware`, admitting tokens >= the highest seen). The\n")
+	w("writes are not re-checked against the lease after the work step: that is the application a pause catches between\n")
+	w("its check and its write, the case fencing exists for.\n\n")
+	w("- **W1** lost updates and overlapping read-modify-writes on the unfenced counter. It must show violations under\n")
+	w("  pauses (the negative control); a run where it does not is invalid.\n")
+	w("- **W2** stale writes admitted, from an exact scan of the resource's admission order (a write below the highest\n")
+	w("  admitted token, or equal to it from another grant), and a porcupine linearizability check of the holders' view\n")
+	w("  against a fenced-register model. A run whose long pauses produced no stale write attempt is invalid.\n")
+	w("- **W3** tokens that went backwards in real-time order or were given to two grants, over every grant the store made.\n")
+	w("- **W4** operations issued after the holder's own loss signal (its lease context ended), or after its holder-side\n")
+	w("  deadline computed from its last successful acquire or renew.\n")
+	w("- **W5** time from a holder's SIGKILL to the store's next grant of its keys to another holder, as a ratio of the\n")
+	w("  TTL, against the store's documented bound; keys without progress after the faults healed, or that a fresh\n")
+	w("  client could not acquire within the bound after every holder was killed.\n")
+	w("- **Mutation**: a run with the resource's fence check disabled; the checkers must report stale writes every time.\n\n")
+	w("Faults:\n\n")
+	for _, c := range FaultClasses {
+		w("- **%s** %s.\n", c, FaultNames[c])
+	}
+	w("\nNetwork faults go through a TCP proxy the harness runs between each holder and each store server; for the\n")
+	w("embedded store, which has no network, F6 blocks the holder's store calls inside the holder process instead.\n")
+	return b.String()
+}
+
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.ReplaceAll(s, "\n", " ")
+}
