@@ -30,6 +30,7 @@ srv_init() {
 	# PostgreSQL runs as the postgres user when we are root: every parent
 	# of its folder must be enterable.
 	chmod 755 "$SRV_DIR"
+	# (and every parent of DIR must be enterable by it: not a 0700 mktemp -d)
 }
 
 # srv_log MESSAGE: progress on stderr.
@@ -177,39 +178,59 @@ srv_etcd() {
 	srv_log "etcd $name: $n members on ${SRV_ADDR[$name]} (pids ${pids[*]})"
 }
 
-# srv_stop PID SIGNAL: signals a server's session, then kills it after 5 s.
-srv_stop() {
-	local pid="$1" sig="$2" i
-	kill -"$sig" "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.05
-	done
-	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+# srv_alive PID: whether the process runs (a zombie waiting for its parent,
+# or for init, to reap it does not).
+srv_alive() {
+	local st
+	kill -0 "$1" 2>/dev/null || return 1
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	st="${st##*) }"
+	[[ "${st:0:1}" != Z ]]
 }
 
-# srv_stop_all: stops every server, newest first.
+# srv_stop_all: stops every server: all are signalled at once (SIGTERM;
+# SIGINT, a fast shutdown, for PostgreSQL), and a server still running after
+# its grace (5 s; 1 s for etcd, whose members wait for each other) has its
+# session killed.
 srv_stop_all() {
-	local i name pid
+	local i name pid sig grace
+	local -a pids=() deadlines=()
+	local now
 	for ((i = ${#SRV_ORDER[@]} - 1; i >= 0; i--)); do
 		name="${SRV_ORDER[i]}"
+		sig=TERM grace=50
+		[[ -f "$SRV_DIR/$name/pg.log" ]] && sig=INT
+		[[ -d "$SRV_DIR/$name/1" ]] && grace=10 # an etcd cluster
 		for pid in ${SRV_PIDS[$name]:-}; do
-			case "$pid" in
-			pg:*)
-				# Started, but the pid was not read yet.
-				local data="${pid#pg:}"
-				[[ -f "$data/postmaster.pid" ]] && srv_stop "$(head -1 "$data/postmaster.pid")" INT
-				;;
-			*)
-				if [[ -f "$SRV_DIR/$name/pg.log" ]]; then
-					srv_stop "$pid" INT # PostgreSQL: fast shutdown
-				else
-					srv_stop "$pid" TERM
-				fi
-				;;
-			esac
+			if [[ "$pid" == pg:* ]]; then
+				# Started, but its pid was not read yet.
+				[[ -f "${pid#pg:}/postmaster.pid" ]] || continue
+				pid=$(head -1 "${pid#pg:}/postmaster.pid")
+			fi
+			if kill -"$sig" "$pid" 2>/dev/null; then
+				pids+=("$pid")
+				deadlines+=("$grace")
+			fi
 		done
 		unset "SRV_PIDS[$name]"
 	done
 	SRV_ORDER=()
+	# Poll every 0.1 s; kill what outlives its grace (in tenths).
+	for ((now = 0; ${#pids[@]} > 0; now++)); do
+		local -a left=() leftuntil=()
+		for i in "${!pids[@]}"; do
+			pid="${pids[i]}"
+			srv_alive "$pid" || continue
+			if ((now >= deadlines[i])); then
+				kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+				continue
+			fi
+			left+=("$pid")
+			leftuntil+=("${deadlines[i]}")
+		done
+		pids=("${left[@]}")
+		deadlines=("${leftuntil[@]}")
+		((${#pids[@]} > 0)) && sleep 0.1
+	done
+	return 0
 }
