@@ -10,8 +10,9 @@ import (
 )
 
 // RenewMany renews many grants, checking up to 64 of them in one etcd
-// transaction (up to 8 transactions at a time): each grant is a nested transaction comparing its key's
-// CreateRevision and value, so one stale grant does not fail the others.
+// transaction (up to 8 transactions at a time): each grant is a nested
+// transaction comparing its entry's CreateRevision, so one stale grant does
+// not fail the others.
 // Grants not made by this Store value are renewed one by one, as Renew does.
 // err is set only when every grant failed for the same reason (the store
 // is closed, or the first transaction could not be sent).
@@ -31,7 +32,7 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 		switch {
 		case r == nil:
 			out[i].Grant, out[i].Err = s.renewForeign(ctx, g)
-		case !r.sess.tracked(s.HolderKey(g.Key), int64(g.Token)):
+		case !r.sess.tracked(s.KeyOf(g), int64(g.Token)):
 			why := ""
 			if r.sess.isLost() {
 				why = "session lease lost"
@@ -86,12 +87,9 @@ const renewParallelism = 8
 func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int, out []leasehold.RenewResult, t0 time.Time) error {
 	ops := make([]clientv3.Op, len(idx))
 	for j, i := range idx {
-		g := gs[i]
-		name := s.HolderKey(g.Key)
 		ops[j] = clientv3.OpTxn([]clientv3.Cmp{
-			clientv3.Compare(clientv3.CreateRevision(name), "=", int64(g.Token)),
-			clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label)),
-		}, nil, []clientv3.Op{clientv3.OpGet(name, clientv3.WithKeysOnly())})
+			clientv3.Compare(clientv3.CreateRevision(s.KeyOf(gs[i])), "=", int64(gs[i].Token)),
+		}, nil, nil)
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(ops...).Commit()
 	if err != nil {
@@ -100,12 +98,10 @@ func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int,
 	for j, i := range idx {
 		g := gs[i]
 		ss := s.ref(g).sess
-		name := s.HolderKey(g.Key)
+		name := s.KeyOf(g)
 		tok := int64(g.Token)
-		if nested := resp.Responses[j].GetResponseTxn(); !nested.GetSucceeded() {
-			if len(nested.GetResponses()) == 0 || !sameToken(nested.GetResponses()[0], tok) {
-				ss.untrack(name, tok)
-			}
+		if !resp.Responses[j].GetResponseTxn().GetSucceeded() {
+			ss.untrack(name, tok)
 			out[i].Err = notHeld("renew", g.Key, "")
 			continue
 		}

@@ -35,46 +35,51 @@
 //
 // # Storage, tokens and fencing
 //
-// Under Options.Prefix (default "leasehold/"), a key k is stored at
-// <prefix><escaped k>/h, where escaping turns '%' and '/' into %25 and %2F.
-// As an escaped key holds no '/', no key's names are a prefix of another
-// key's: the lock "a" never ranges over "a/x" (the flaw of etcd's
-// concurrency.Mutex). The value is JSON with the holder's label and the
-// SHA-256 of its owner id (never the id, which is the owner's proof).
+// Under Options.Prefix (default "leasehold/"), a key k has a queue of
+// entries <prefix><escaped k>/q/<id>, where escaping turns '%' and '/' into
+// %25 and %2F and id is the first 128 bits of SHA-256 of the owner id (the
+// id itself, the owner's proof, is never stored). The oldest entry (lowest
+// CreateRevision) holds the key; the others wait. As an escaped key holds no
+// '/', no key's names are a prefix of another key's: the lock "a" never
+// ranges over "a/x" (the flaw of etcd's concurrency.Mutex). An entry's value
+// is JSON with the holder's label.
 //
-// Acquire is one transaction: If(CreateRevision(holder) == 0 && no queued
-// waiters) Then(Put(holder, value, session lease)) Else(Get(holder)). The
-// fencing token is the holder key's CreateRevision: a cluster-wide revision
-// that only grows, across release, expiry, restart and leader failover
-// (Info.SafeTokens is true). A *leasehold.HeldError carries the holder's
-// label and token; its Remaining is 0, because the holder's time left would
-// cost another round trip. Holder does report it (whole seconds of the
-// holder's session lease).
+// Acquire is one transaction: If(the queue is empty) Then(Put(entry, label,
+// session lease)) Else(Get(the oldest entry)). The fencing token is the
+// holding entry's CreateRevision: a cluster-wide revision that only grows,
+// across release, expiry, restart and leader failover (Info.SafeTokens is
+// true); entries are served oldest first, so each holder's token is greater
+// than the previous one's. A *leasehold.HeldError carries the holder's label
+// and token; its Remaining is 0, because the holder's time left would cost
+// another round trip. Holder does report it (whole seconds of the holder's
+// session lease).
 //
-// Renew is one transaction comparing the key's CreateRevision with the token
-// and its value with the owner; it does not extend the etcd lease (the
-// session's keepalive does) but the grant's deadline. RenewMany checks up to
-// 64 grants per transaction. Release is If(CreateRevision == token && value
-// == owner) Then(Delete): a stale holder cannot delete a newer holder's key
-// (etcd issue #22082). A renew of a grant that expired but that nobody has
-// taken since fails: the store has deleted it.
+// Renew is one read-only transaction comparing the entry's CreateRevision
+// with the token (the entry's name proves the owner); it does not extend the
+// etcd lease (the session's keepalive does) but the grant's deadline.
+// RenewMany checks up to 64 grants per transaction. Release is
+// If(CreateRevision(entry) == token) Then(Delete(entry)): a stale holder
+// cannot delete a newer holder's key (etcd issue #22082). A renew of a grant
+// that expired but that nobody has taken since fails: the store deletes it.
 //
 // IsOwner is the compare that guards a write in an etcd transaction by a
-// lease's token (the generalisation of concurrency.Mutex.IsOwner);
-// FencedTxn keeps the highest accepted token in a fence key and refuses
-// writes with lower ones, optionally also requiring IsOwner.
+// grant (the generalisation of concurrency.Mutex.IsOwner); FencedTxn keeps
+// the highest accepted token in a fence key and refuses writes with lower
+// ones, optionally also requiring IsOwner.
 //
 // # Waiting
 //
 // Waiting through the Waiter capability (AcquireWait, which
-// leasehold.Client uses) is FIFO: a waiter that finds the key held puts a
-// waiter key under <prefix><escaped k>/w/ in the same transaction, watches
-// the waiter just before it (as concurrency.Mutex does) and then the holder
-// key, and takes the key in one transaction that also deletes its waiter
-// key. Acquire does not jump the queue: it fails with a HeldError while
-// waiters are queued. Subscribe (the Notifier capability) wakes on deletes of
-// the key's holder or waiter keys, through one watch established before it
-// returns.
+// leasehold.Client uses) is FIFO, as in concurrency.Mutex: one transaction
+// puts the waiter's entry and reads the oldest (when the key is free, that
+// is the whole acquire); a queued waiter watches the entry created just
+// before its own and holds the key once no older entry remains. A release
+// costs the next waiter one read. Watches start at the current revision and
+// are confirmed by a read, so etcd delivers the wake-up at once (a watch
+// from a past revision, as Mutex opens, waits for etcd's 100 ms catch-up
+// loop). Acquire never jumps the queue. Subscribe (the Notifier capability)
+// wakes on deletes in the key's queue, through one watch established before
+// it returns.
 //
 // # Errors
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -88,7 +89,7 @@ func testFailover(t *testing.T, c *etcdtest.Cluster) {
 				for i := 0; i < 3 && l.Context().Err() == nil; i++ {
 					wctx, cancel := context.WithTimeout(l.Context(), time.Second)
 					ok, err := etcd.FencedTxn(wctx, st.Client(), fenceKey, tok,
-						[]clientv3.Cmp{st.IsOwner(k, tok)}, clientv3.OpPut(dataKey, strconv.FormatUint(tok, 10)))
+						[]clientv3.Cmp{st.IsOwner(l.Grant())}, clientv3.OpPut(dataKey, strconv.FormatUint(tok, 10)))
 					cancel()
 					if err == nil && !ok {
 						etcdRefused.Add(1)
@@ -155,8 +156,18 @@ func testFailover(t *testing.T, c *etcdtest.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holderKey := probe.HolderKey(k)
-	var holder, lastCreated, lastWrite int64
+	qpfx := etcd.QueuePrefix("", k)
+	live := map[string]int64{} // the queue's entries: name -> CreateRevision
+	holder := func() int64 {   // the oldest entry holds the key
+		var h int64
+		for _, rev := range live {
+			if h == 0 || rev < h {
+				h = rev
+			}
+		}
+		return h
+	}
+	var lastHolder, lastWrite int64
 	writes := 0
 	// One watch over the whole key space delivers every change in
 	// revision order, up to the marker.
@@ -171,24 +182,28 @@ func testFailover(t *testing.T, c *etcdtest.Cluster) {
 				done = true
 				break
 			}
-			switch string(e.Kv.Key) {
-			case holderKey:
+			key := string(e.Kv.Key)
+			switch {
+			case strings.HasPrefix(key, qpfx):
 				if e.Type == mvccpb.PUT {
-					if e.Kv.CreateRevision < lastCreated {
-						t.Errorf("holder key created at %d after %d", e.Kv.CreateRevision, lastCreated)
-					}
-					holder, lastCreated = e.Kv.CreateRevision, e.Kv.CreateRevision
+					live[key] = e.Kv.CreateRevision
 				} else {
-					holder = 0
+					delete(live, key)
 				}
-			case dataKey:
+				if h := holder(); h != 0 {
+					if h < lastHolder {
+						t.Errorf("holder token went from %d down to %d", lastHolder, h)
+					}
+					lastHolder = h
+				}
+			case key == dataKey:
 				if e.Type != mvccpb.PUT {
 					continue
 				}
 				tok, _ := strconv.ParseInt(string(e.Kv.Value), 10, 64)
 				writes++
-				if tok != holder {
-					t.Errorf("data write with token %d accepted at revision %d while the holder's token was %d", tok, e.Kv.ModRevision, holder)
+				if h := holder(); tok != h {
+					t.Errorf("data write with token %d accepted at revision %d while the holder's token was %d", tok, e.Kv.ModRevision, h)
 				}
 				if tok < lastWrite {
 					t.Errorf("data write with token %d accepted after token %d", tok, lastWrite)

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/leasehold-go/leasehold"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Fencing writes to etcd itself.
 //
-// A lease's token is its holder key's CreateRevision, so a write to etcd can
+// A lease's token is its entry's CreateRevision, so a write to etcd can
 // be guarded by the lease in the same transaction: IsOwner is the compare
 // that holds only while that grant still holds the key (the generalisation
 // of concurrency.Mutex.IsOwner to any leasehold store prefix). It is the
@@ -24,18 +25,17 @@ import (
 // token the fence key has accepted, and stores token there, in one
 // transaction.
 
-// IsOwner returns a compare that succeeds only while the lease on key has
-// token, in a store with the given etcd key prefix ("" means DefaultPrefix).
-// Use it in the If of a transaction that writes the protected data.
-func IsOwner(prefix, key string, token uint64) clientv3.Cmp {
-	return clientv3.Compare(clientv3.CreateRevision(HolderKey(prefix, key)), "=", int64(token))
+// IsOwner returns a compare that succeeds only while grant g still holds its
+// key, in a store with the given etcd key prefix ("" means DefaultPrefix):
+// g's entry (named by g.Owner) still has g.Token as its CreateRevision. Use
+// it in the If of a transaction that writes the protected data.
+func IsOwner(prefix string, g leasehold.Grant) clientv3.Cmp {
+	return clientv3.Compare(clientv3.CreateRevision(EntryKey(prefix, g.Key, g.Owner)), "=", int64(g.Token))
 }
 
-// IsOwner returns a compare that succeeds only while the lease on key has
-// token in this store.
-func (s *Store) IsOwner(key string, token uint64) clientv3.Cmp {
-	return IsOwner(s.prefix, key, token)
-}
+// IsOwner returns a compare that succeeds only while grant g still holds its
+// key in this store.
+func (s *Store) IsOwner(g leasehold.Grant) clientv3.Cmp { return IsOwner(s.prefix, g) }
 
 // EncodeFence returns the form in which a fence key stores token: 20
 // decimal digits, so that etcd's byte-wise value comparison orders tokens
@@ -59,7 +59,7 @@ func FenceCmp(fenceKey string, token uint64) clientv3.Cmp {
 // token fenceKey has accepted (or fenceKey does not exist yet) and every one
 // of extra holds, and then stores token in fenceKey. It reports whether the
 // write was accepted; a stale token is refused with accepted false and no
-// error. Pass s.IsOwner(key, token) in extra to also require that the lease
+// error. Pass s.IsOwner(g) in extra to also require that the lease
 // is still held.
 func FencedTxn(ctx context.Context, kv clientv3.KV, fenceKey string, token uint64, extra []clientv3.Cmp, ops ...clientv3.Op) (accepted bool, err error) {
 	put := append([]clientv3.Op{clientv3.OpPut(fenceKey, EncodeFence(token))}, ops...)

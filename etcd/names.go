@@ -12,18 +12,19 @@ import (
 const DefaultPrefix = "leasehold/"
 
 // Storage layout. A leasehold key k is escaped (see escapeKey) so that it holds
-// no '/', then:
+// no '/'. Its lease and its waiters are entries of one queue:
 //
-//	<prefix><escaped k>/h          the holder: created by Acquire, token = its CreateRevision
-//	<prefix><escaped k>/w/<id>     a queued AcquireWait caller (FIFO by CreateRevision)
+//	<prefix><escaped k>/q/<id>
 //
-// Because an escaped key never holds '/', the per-key prefix "<prefix><escaped k>/"
-// is never a prefix of another key's names: lock "a" cannot see "a/x" or "ab"
-// (the flaw of etcd's concurrency.Mutex, whose lock "a" ranges over "a/x"'s keys).
-const (
-	holderSuffix = "/h"
-	waitersPart  = "/w/"
-)
+// where id is the first 128 bits of SHA-256(owner id), in hex. The entry
+// with the lowest CreateRevision holds the key; its CreateRevision is the
+// fencing token. The others wait, in CreateRevision order (FIFO).
+//
+// Because an escaped key never holds '/', the queue prefix
+// "<prefix><escaped k>/q/" is never a prefix of another key's names: lock "a"
+// cannot see "a/x" or "ab" (the flaw of etcd's concurrency.Mutex, whose lock
+// "a" ranges over "a/x"'s keys).
+const queuePart = "/q/"
 
 // escapeKey maps a key to a string without '/'. It escapes only '%' and '/'
 // (as %25 and %2F), so names stay readable in etcdctl. The escaping is a
@@ -73,35 +74,33 @@ func unescapeKey(s string) (key string, ok bool) {
 	return b.String(), true
 }
 
-// HolderKey returns the etcd key that holds the lease on key in a store
-// with the given prefix ("" means DefaultPrefix). Its CreateRevision is the
-// lease's fencing token.
-func HolderKey(prefix, key string) string {
+// QueuePrefix returns the etcd key prefix of key's queue in a store with the
+// given prefix ("" means DefaultPrefix).
+func QueuePrefix(prefix, key string) string {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	return prefix + escapeKey(key) + holderSuffix
+	return prefix + escapeKey(key) + queuePart
 }
 
-// waitersPrefix returns the prefix of key's queued waiters.
-func waitersPrefix(prefix, key string) string {
-	return prefix + escapeKey(key) + waitersPart
+// EntryKey returns the etcd key of owner's entry in key's queue: while
+// owner holds key, the entry's CreateRevision is the lease's token.
+func EntryKey(prefix, key, owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return QueuePrefix(prefix, key) + hex.EncodeToString(sum[:16])
 }
 
-// value is what a holder or waiter key stores. The owner id is the holder's
-// proof of ownership, so only its SHA-256 is stored: anyone who can read etcd
-// sees who holds a key (the label) but cannot learn the owner id.
+// value is what an entry stores: the holder's label. The owner id is the
+// holder's proof of ownership, so it is never stored; the entry's name holds
+// a hash of it.
 type value struct {
-	Owner string `json:"owner_sha256"`
 	Label string `json:"label,omitempty"`
 }
 
-// encodeValue returns the stored value for owner and label. It is
-// deterministic: Renew and Release compare it byte for byte.
-func encodeValue(owner, label string) string {
-	sum := sha256.Sum256([]byte(owner))
-	b, err := json.Marshal(value{Owner: hex.EncodeToString(sum[:]), Label: label})
-	if err != nil { // cannot happen: two strings
+// encodeValue returns the stored value for label.
+func encodeValue(label string) string {
+	b, err := json.Marshal(value{Label: label})
+	if err != nil { // cannot happen: one string
 		panic(err)
 	}
 	return string(b)

@@ -27,13 +27,12 @@ func TestOrphanCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := g.Private.(*grantRef).sess
-	val := encodeValue(req.Owner, req.Label)
-	lost := st.HolderKey("orphan/b")
-	if _, err := cli.Put(ctx, lost, val, clientv3.WithLease(ss.id)); err != nil {
+	lost := st.EntryKey("orphan/b", req.Owner)
+	if _, err := cli.Put(ctx, lost, encodeValue(req.Label), clientv3.WithLease(ss.id)); err != nil {
 		t.Fatal(err)
 	}
 	st.mu.Lock()
-	ss.orphans = append(ss.orphans, orphan{name: lost, value: val}, orphan{name: st.HolderKey(req.Key), value: val})
+	ss.orphans = append(ss.orphans, orphan{name: lost}, orphan{name: st.KeyOf(g)})
 	st.mu.Unlock()
 	ss.poke()
 	deadline := time.Now().Add(10 * time.Second)

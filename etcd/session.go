@@ -56,13 +56,11 @@ type grantRec struct {
 }
 
 // orphan is a key of ours that must be deleted: a grant that expired without
-// renewal, a waiter entry whose delete failed, or the possible result of an
-// acquire whose reply was lost.
+// renewal, a waiter's entry whose delete failed, or the possible result of
+// an acquire whose reply was lost.
 type orphan struct {
-	name   string
-	token  int64  // delete only if the key's CreateRevision is token
-	value  string // token unknown: delete if the key holds value under our lease and is not a tracked grant
-	uncond bool   // delete unconditionally (a waiter key: the name is ours alone)
+	name  string
+	token int64 // delete only if the key's CreateRevision is token; 0: unknown, see deleteIfUntracked
 }
 
 // leaseSeconds returns the etcd lease TTL for a class of c seconds: half as
@@ -495,7 +493,7 @@ const maxBatch = 64
 func (s *Store) deleteOrphans(ctx context.Context, ss *session, todo []orphan) (failed []orphan) {
 	var batch []orphan
 	for _, o := range todo {
-		if o.token == 0 && !o.uncond {
+		if o.token == 0 {
 			if !s.deleteIfUntracked(ctx, ss, o) {
 				failed = append(failed, o)
 			}
@@ -509,13 +507,9 @@ func (s *Store) deleteOrphans(ctx context.Context, ss *session, todo []orphan) (
 		batch = batch[n:]
 		ops := make([]clientv3.Op, 0, n)
 		for _, o := range chunk {
-			if o.uncond {
-				ops = append(ops, clientv3.OpDelete(o.name))
-			} else {
-				ops = append(ops, clientv3.OpTxn(
-					[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(o.name), "=", o.token)},
-					[]clientv3.Op{clientv3.OpDelete(o.name)}, nil))
-			}
+			ops = append(ops, clientv3.OpTxn(
+				[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(o.name), "=", o.token)},
+				[]clientv3.Op{clientv3.OpDelete(o.name)}, nil))
 		}
 		if _, err := s.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
 			failed = append(failed, chunk...)
@@ -524,9 +518,9 @@ func (s *Store) deleteOrphans(ctx context.Context, ss *session, todo []orphan) (
 	return failed
 }
 
-// deleteIfUntracked deletes o.name if it holds o.value under the session's
-// lease and is not a grant the session tracks or is acquiring: the result of
-// an acquire whose reply was lost. It reports whether o is settled.
+// deleteIfUntracked deletes o.name if it is under the session's lease and is
+// not a grant the session tracks or is acquiring: the result of an acquire
+// whose reply was lost. It reports whether o is settled.
 func (s *Store) deleteIfUntracked(ctx context.Context, ss *session, o orphan) bool {
 	s.mu.Lock()
 	busy := ss.inflight[o.name] > 0
@@ -542,15 +536,19 @@ func (s *Store) deleteIfUntracked(ctx context.Context, ss *session, o orphan) bo
 		return true
 	}
 	kv := resp.Kvs[0]
-	if string(kv.Value) != o.value || clientv3.LeaseID(kv.Lease) != ss.id {
+	if clientv3.LeaseID(kv.Lease) != ss.id {
 		return true // someone else's
 	}
 	s.mu.Lock()
 	g := ss.grants[o.name]
-	busy = ss.inflight[o.name] > 0 || (g != nil && g.token == kv.CreateRevision)
+	tracked := g != nil && g.token == kv.CreateRevision
+	busy = ss.inflight[o.name] > 0
 	s.mu.Unlock()
+	if tracked {
+		return true
+	}
 	if busy {
-		return g != nil && g.token == kv.CreateRevision
+		return false
 	}
 	_, err = s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(o.name), "=", kv.CreateRevision)).

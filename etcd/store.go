@@ -87,9 +87,12 @@ func (s *Store) Info() leasehold.Info {
 // Client returns the etcd client the store uses.
 func (s *Store) Client() *clientv3.Client { return s.cli }
 
-// HolderKey returns the etcd key holding the lease on key; its CreateRevision
-// is the lease's token.
-func (s *Store) HolderKey(key string) string { return HolderKey(s.prefix, key) }
+// EntryKey returns the etcd key of owner's entry in key's queue (see the
+// package doc); while owner holds key, its CreateRevision is the token.
+func (s *Store) EntryKey(key, owner string) string { return EntryKey(s.prefix, key, owner) }
+
+// KeyOf returns the etcd key that holds grant g.
+func (s *Store) KeyOf(g leasehold.Grant) string { return EntryKey(s.prefix, g.Key, g.Owner) }
 
 func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
@@ -106,17 +109,16 @@ var errLeaseGone = errors.New("session lease gone")
 
 // Acquire claims req.Key in one transaction:
 //
-//	If(CreateRevision(holder) == 0 && no queued waiters)
-//	Then(Put(holder, {sha256(owner), label}, session lease))
-//	Else(Get(holder))
+//	If(no entry in the key's queue)
+//	Then(Put(<queue>/<id of owner>, {label}, session lease))
+//	Else(Get(the queue's oldest entry))
 //
-// The token is the holder key's CreateRevision, a cluster-wide revision that
+// The token is the new entry's CreateRevision, a cluster-wide revision that
 // only grows, also across leader failover. The first acquire of a TTL class
 // also grants the class's session lease (one more round trip). When the key
 // is held, the *HeldError carries the holder's label and token and a
 // Remaining of 0: the holder's time left would take another round trip.
-// While AcquireWait callers are queued on a free key, Acquire does not jump
-// the queue and also returns a *HeldError (with no label or token).
+// Acquire never jumps the queue of AcquireWait callers.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
@@ -128,14 +130,12 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		return leasehold.Grant{}, err
 	}
 	class := classOf(req.TTL)
-	name := s.HolderKey(req.Key)
-	val := encodeValue(req.Owner, req.Label)
 	for attempt := 0; ; attempt++ {
 		ss, err := s.use(ctx, class)
 		if err != nil {
 			return leasehold.Grant{}, err
 		}
-		g, err := s.acquireOn(ctx, ss, req, name, val)
+		g, err := s.acquireOn(ctx, ss, req)
 		s.unuse(ss)
 		if errors.Is(err, errLeaseGone) {
 			if attempt == 0 {
@@ -147,27 +147,19 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	}
 }
 
-func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest, name, val string) (leasehold.Grant, error) {
+func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	name := s.EntryKey(req.Key, req.Owner)
+	qpfx := QueuePrefix(s.prefix, req.Key)
 	t0, err := ss.fresh(ctx, "acquire")
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	s.mu.Lock()
-	ss.inflight[name]++
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if ss.inflight[name]--; ss.inflight[name] <= 0 {
-			delete(ss.inflight, name)
-		}
-		s.mu.Unlock()
-	}()
+	defer ss.begin(name)()
 
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(clientv3.Compare(clientv3.CreateRevision(name), "=", 0),
-			clientv3.Compare(clientv3.CreateRevision(waitersPrefix(s.prefix, req.Key)), "=", 0).WithPrefix()).
-		Then(clientv3.OpPut(name, val, clientv3.WithLease(ss.id))).
-		Else(clientv3.OpGet(name)).
+		If(clientv3.Compare(clientv3.CreateRevision(qpfx), "=", 0).WithPrefix()).
+		Then(clientv3.OpPut(name, encodeValue(req.Label), clientv3.WithLease(ss.id))).
+		Else(clientv3.OpGet(qpfx, clientv3.WithFirstCreate()...)).
 		Commit()
 	if err != nil {
 		if isLeaseNotFound(err) {
@@ -176,36 +168,68 @@ func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.Acquir
 		}
 		// The put may have been applied with its reply lost: have
 		// housekeeping delete it if it turns out to be there and untracked.
-		s.mu.Lock()
-		if !ss.gone {
-			ss.orphans = append(ss.orphans, orphan{name: name, value: val})
-		}
-		s.mu.Unlock()
+		ss.addOrphan(orphan{name: name})
 		return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
 	}
 	if !resp.Succeeded {
-		h := &leasehold.HeldError{Key: req.Key}
-		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
-			h.Label = decodeLabel(kvs[0].Value)
-			h.Token = uint64(kvs[0].CreateRevision)
-		}
-		return leasehold.Grant{}, h
+		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0])
 	}
-	token := resp.Header.Revision
-	ttl, ok := ss.track(name, token, t0)
+	return s.granted(ss, req, name, resp.Header.Revision, t0)
+}
+
+// heldError describes the holder of key from a range of its queue's oldest
+// entry.
+func heldError(key string, r *pb.ResponseOp) *leasehold.HeldError {
+	h := &leasehold.HeldError{Key: key}
+	if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+		h.Label = decodeLabel(kvs[0].Value)
+		h.Token = uint64(kvs[0].CreateRevision)
+	}
+	return h
+}
+
+// granted records a grant won at revision rev by a request sent at t0.
+func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name string, rev int64, t0 time.Time) (leasehold.Grant, error) {
+	ttl, ok := ss.track(name, rev, t0)
 	if !ok {
-		// The session was lost while the put was in flight: its lease is gone
-		// or being revoked, and the key with it. Do not report a grant.
-		s.deleteToken(name, token)
+		// The session was lost while the request was in flight: its lease
+		// is gone or being revoked, and the key with it. No grant.
+		s.deleteToken(name, rev)
 		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
 	}
 	return leasehold.Grant{
 		Key: req.Key, Owner: req.Owner, Label: req.Label,
-		Token:   uint64(token),
+		Token:   uint64(rev),
 		TTL:     ttl,
 		Lost:    ss.lost,
 		Private: &grantRef{store: s, sess: ss},
 	}, nil
+}
+
+// begin marks an acquire of name in progress (housekeeping leaves its key
+// alone) and returns the function that ends the mark.
+func (ss *session) begin(name string) func() {
+	s := ss.st
+	s.mu.Lock()
+	ss.inflight[name]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		if ss.inflight[name]--; ss.inflight[name] <= 0 {
+			delete(ss.inflight, name)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// addOrphan queues a key for housekeeping to delete.
+func (ss *session) addOrphan(o orphan) {
+	s := ss.st
+	s.mu.Lock()
+	if !ss.gone {
+		ss.orphans = append(ss.orphans, o)
+	}
+	s.mu.Unlock()
 }
 
 // track records a new grant and returns its TTL; ok is false if the session
@@ -272,13 +296,6 @@ func (s *Store) deleteToken(name string, token int64) {
 		Then(clientv3.OpDelete(name)).Commit()
 }
 
-// sameToken reports whether a range response holds a key with CreateRevision
-// token: a refused call came from a wrong owner, and the grant lives on.
-func sameToken(r *pb.ResponseOp, token int64) bool {
-	kvs := r.GetResponseRange().GetKvs()
-	return len(kvs) > 0 && kvs[0].CreateRevision == token
-}
-
 func notHeld(op, key, why string) error {
 	if why != "" {
 		return fmt.Errorf("%s %q: %s: %w", op, key, why, leasehold.ErrNotHeld)
@@ -294,13 +311,14 @@ func (s *Store) ref(g leasehold.Grant) *grantRef {
 	return nil
 }
 
-// Renew checks in one transaction that g's key still has g's token as its
-// CreateRevision and g's owner in its value. The etcd lease under the key is
-// the session's, kept alive by the session's keepalive stream; Renew extends
-// the grant's own deadline, after which an unrenewed grant is deleted.
+// Renew checks in one transaction that g's entry still has g's token as its
+// CreateRevision (the entry's name proves the owner). The etcd lease under
+// the entry is the session's, kept alive by the session's keepalive
+// stream; Renew extends the grant's own deadline, after which an unrenewed
+// grant is deleted.
 //
 // A grant not made by this Store value (a handle since closed) is renewed by
-// a keepalive of the etcd lease its key is under, one more round trip.
+// a keepalive of the etcd lease its entry is under, one more round trip.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
@@ -308,12 +326,15 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if s.isClosed() {
 		return leasehold.Grant{}, s.closedErr("renew")
 	}
+	if err := leasehold.ValidateKey(g.Key); err != nil {
+		return leasehold.Grant{}, err
+	}
 	r := s.ref(g)
 	if r == nil {
 		return s.renewForeign(ctx, g)
 	}
 	ss := r.sess
-	name := s.HolderKey(g.Key)
+	name := s.KeyOf(g)
 	tok := int64(g.Token)
 	if !ss.tracked(name, tok) {
 		if ss.isLost() {
@@ -326,17 +347,13 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		return leasehold.Grant{}, err
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok),
-			clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label))).
-		Else(clientv3.OpGet(name, clientv3.WithKeysOnly())).
+		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok)).
 		Commit()
 	if err != nil {
 		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
 	if !resp.Succeeded {
-		if !sameToken(resp.Responses[0], tok) {
-			ss.untrack(name, tok) // the grant is gone (not a wrong owner's call)
-		}
+		ss.untrack(name, tok)
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
 	}
 	ttl, ok := ss.renewed(name, tok, t0)
@@ -352,48 +369,37 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 
 // renewForeign renews a grant this Store value did not make.
 func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if err := leasehold.ValidateKey(g.Key); err != nil {
-		return leasehold.Grant{}, err
-	}
-	name := s.HolderKey(g.Key)
-	tok := int64(g.Token)
-	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok),
-						clientv3.Compare(clientv3.Value(name), "=", encodeValue(g.Owner, g.Label))).
-		Then(clientv3.OpGet(name)). // not keys-only: that answer has no lease
-		Commit()
+	name := s.KeyOf(g)
+	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), name)
 	if err != nil {
 		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
-	if !resp.Succeeded {
-		return leasehold.Grant{}, notHeld("renew", g.Key, "")
-	}
-	kvs := resp.Responses[0].GetResponseRange().GetKvs()
-	if len(kvs) == 0 || kvs[0].Lease == 0 {
+	if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != int64(g.Token) || resp.Kvs[0].Lease == 0 {
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
 	}
 	t0 := time.Now()
-	ka, err := s.cli.KeepAliveOnce(clientv3.WithRequireLeader(ctx), clientv3.LeaseID(kvs[0].Lease))
+	ka, err := s.cli.KeepAliveOnce(clientv3.WithRequireLeader(ctx), clientv3.LeaseID(resp.Kvs[0].Lease))
 	if err != nil {
 		if isLeaseNotFound(err) {
 			return leasehold.Grant{}, notHeld("renew", g.Key, "lease expired")
 		}
 		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
-	g.TTL = min(classOf(max(g.TTL, time.Second)), time.Duration(ka.TTL)*time.Second-time.Since(t0))
+	g.TTL = min(classOf(max(g.TTL, time.Second)), t0.Add(time.Duration(ka.TTL)*time.Second).Sub(time.Now()))
 	if g.TTL <= 0 {
 		return leasehold.Grant{}, notHeld("renew", g.Key, "lease expired")
 	}
 	return g, nil
 }
 
-// Release deletes g's key in one transaction if its CreateRevision is still
-// g's token and its value still g's owner:
+// Release deletes g's entry in one transaction if its CreateRevision is still
+// g's token:
 //
-//	If(CreateRevision(holder) == token && Value(holder) == {owner, label}) Then(Delete(holder))
+//	If(CreateRevision(entry) == token) Then(Delete(entry))
 //
 // A stale holder therefore cannot delete a newer holder's key (etcd issue
-// #22082, where a lone Mutex.Unlock could).
+// #22082, where a lone Mutex.Unlock could), nor can anyone without the
+// owner id, which names the entry.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -404,20 +410,16 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := leasehold.ValidateKey(g.Key); err != nil {
 		return err
 	}
-	name := s.HolderKey(g.Key)
+	name := s.KeyOf(g)
 	tok := int64(g.Token)
-	r := s.ref(g)
-	val := encodeValue(g.Owner, g.Label)
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok),
-			clientv3.Compare(clientv3.Value(name), "=", val)).
+		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok)).
 		Then(clientv3.OpDelete(name)).
-		Else(clientv3.OpGet(name, clientv3.WithKeysOnly())).
 		Commit()
 	if err != nil {
 		return s.storeErrOn(ctx, "release", err)
 	}
-	if r != nil && (resp.Succeeded || !sameToken(resp.Responses[0], tok)) {
+	if r := s.ref(g); r != nil {
 		r.sess.untrack(name, tok)
 	}
 	if !resp.Succeeded {
@@ -439,7 +441,7 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 	if s.isClosed() {
 		return leasehold.Holder{}, s.closedErr("holder")
 	}
-	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), s.HolderKey(key))
+	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), QueuePrefix(s.prefix, key), clientv3.WithFirstCreate()...)
 	if err != nil {
 		return leasehold.Holder{}, s.storeErrOn(ctx, "holder", err)
 	}

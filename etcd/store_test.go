@@ -71,7 +71,7 @@ func testSharedSession(t *testing.T, c *etcdtest.Cluster) {
 				t.Fatalf("acquire: %v", err)
 			}
 			gs = append(gs, g)
-			leases[ttl][leaseOf(t, cli, st.HolderKey(g.Key))]++
+			leases[ttl][leaseOf(t, cli, st.KeyOf(g))]++
 		}
 	}
 	for ttl, ls := range leases {
@@ -95,7 +95,8 @@ func testSessionLoss(t *testing.T, c *etcdtest.Cluster) {
 	}
 	defer lc.Close()
 	k1, k2 := uniqueKey(t, "1"), uniqueKey(t, "2")
-	g1, err := st.Acquire(tctx(t), areq(k1, 2*time.Second))
+	r1 := areq(k1, 2*time.Second)
+	g1, err := st.Acquire(tctx(t), r1)
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
@@ -103,8 +104,8 @@ func testSessionLoss(t *testing.T, c *etcdtest.Cluster) {
 	if err != nil {
 		t.Fatalf("client acquire: %v", err)
 	}
-	id := leaseOf(t, cli, st.HolderKey(k1))
-	if id2 := leaseOf(t, cli, st.HolderKey(k2)); id2 != id {
+	id := leaseOf(t, cli, st.KeyOf(g1))
+	if id2 := leaseOf(t, cli, st.KeyOf(l.Grant())); id2 != id {
 		t.Fatalf("grants of one TTL on leases %x and %x", id, id2)
 	}
 	// The session's etcd lease ends behind the store's back.
@@ -127,14 +128,14 @@ func testSessionLoss(t *testing.T, c *etcdtest.Cluster) {
 	if _, err := st.Renew(tctx(t), g1); !errors.Is(err, leasehold.ErrNotHeld) {
 		t.Errorf("renew on a lost session: got %v, want ErrNotHeld", err)
 	}
-	g3, err := st.Acquire(tctx(t), areq(k1, 2*time.Second))
+	g3, err := st.Acquire(tctx(t), r1)
 	if err != nil {
 		t.Fatalf("acquire after the loss (a new session): %v", err)
 	}
 	if g3.Token <= g1.Token {
 		t.Errorf("token after loss %d not greater than %d", g3.Token, g1.Token)
 	}
-	if leaseOf(t, cli, st.HolderKey(k1)) == id {
+	if leaseOf(t, cli, st.KeyOf(g3)) == id {
 		t.Error("new grant on the revoked lease")
 	}
 	_ = st.Release(tctx(t), g3)
@@ -171,7 +172,7 @@ func testIdleRevoked(t *testing.T, c *etcdtest.Cluster) {
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	id := leaseOf(t, cli, st.HolderKey(k))
+	id := leaseOf(t, cli, st.KeyOf(g))
 	if err := st.Release(tctx(t), g); err != nil {
 		t.Fatalf("release: %v", err)
 	}
@@ -183,20 +184,17 @@ func testIdleRevoked(t *testing.T, c *etcdtest.Cluster) {
 	if err != nil {
 		t.Fatalf("acquire on a new session: %v", err)
 	}
-	if leaseOf(t, cli, st.HolderKey(k)) == id {
+	if leaseOf(t, cli, st.KeyOf(g2)) == id {
 		t.Error("grant on the revoked lease")
 	}
 	_ = st.Release(tctx(t), g2)
 }
 
-func waitersOf(st *etcd.Store, k string) string {
-	return strings.TrimSuffix(st.HolderKey(k), "h") + "w/"
-}
-
-func countWaiters(t *testing.T, cli *clientv3.Client, st *etcd.Store, k string) int64 {
-	resp, err := cli.Get(tctx(t), waitersOf(st, k), clientv3.WithPrefix(), clientv3.WithCountOnly())
+// countEntries counts the entries of k's queue: its holder and waiters.
+func countEntries(t *testing.T, cli *clientv3.Client, k string) int64 {
+	resp, err := cli.Get(tctx(t), etcd.QueuePrefix("", k), clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
-		t.Fatalf("count waiters: %v", err)
+		t.Fatalf("count entries: %v", err)
 	}
 	return resp.Count
 }
@@ -205,15 +203,16 @@ func testPrefixIsolation(t *testing.T, c *etcdtest.Cluster) {
 	st := newStore(t, c, nil)
 	base := uniqueKey(t, "")
 	keys := []string{base + "a", base + "a/x", base + "ab", base + "a%2Fx", base + "a/"}
-	// No storage name (holder key or waiter prefix) of one key is a prefix
+	// No storage name (an entry, or the queue prefix) of one key is a prefix
 	// of another key's.
+	owner := leasehold.NewOwnerID()
 	for _, k1 := range keys {
 		for _, k2 := range keys {
 			if k1 == k2 {
 				continue
 			}
-			for _, n1 := range []string{st.HolderKey(k1), waitersOf(st, k1), strings.TrimSuffix(st.HolderKey(k1), "h")} {
-				for _, n2 := range []string{st.HolderKey(k2), waitersOf(st, k2)} {
+			for _, n1 := range []string{etcd.QueuePrefix("", k1), etcd.EntryKey("", k1, owner)} {
+				for _, n2 := range []string{etcd.QueuePrefix("", k2), etcd.EntryKey("", k2, owner)} {
 					if strings.HasPrefix(n2, n1) {
 						t.Errorf("storage name %q of %q is a prefix of %q of %q", n1, k1, n2, k2)
 					}
@@ -236,7 +235,7 @@ func testPrefixIsolation(t *testing.T, c *etcdtest.Cluster) {
 		}
 		done <- err
 	}()
-	eventually(t, 10*time.Second, "waiter queued", func() bool { return countWaiters(t, cli, st, keys[0]) == 1 })
+	eventually(t, 10*time.Second, "waiter queued", func() bool { return countEntries(t, cli, keys[0]) == 2 })
 	var gs []leasehold.Grant
 	for _, k := range keys[1:] {
 		g, err := st.Acquire(tctx(t), areq(k, 5*time.Second))
@@ -305,7 +304,7 @@ func testFIFO(t *testing.T, c *etcdtest.Cluster) {
 			}
 		}()
 		// Queue the waiters one after the other.
-		eventually(t, 10*time.Second, "waiter queued", func() bool { return countWaiters(t, cli, st, k) == int64(i+1) })
+		eventually(t, 10*time.Second, "waiter queued", func() bool { return countEntries(t, cli, k) == int64(i+2) })
 	}
 	if _, err := st.Acquire(tctx(t), areq(k, 5*time.Second)); !errors.Is(err, leasehold.ErrHeld) {
 		t.Errorf("plain acquire while held and queued: %v", err)
@@ -317,8 +316,8 @@ func testFIFO(t *testing.T, c *etcdtest.Cluster) {
 	if fmt.Sprint(order) != "[0 1 2 3 4]" {
 		t.Errorf("waiters served in order %v, want [0 1 2 3 4]", order)
 	}
-	if n := countWaiters(t, cli, st, k); n != 0 {
-		t.Errorf("%d waiter keys left", n)
+	if n := countEntries(t, cli, k); n != 0 {
+		t.Errorf("%d queue entries left", n)
 	}
 }
 
@@ -335,7 +334,7 @@ func testWaiterLeaves(t *testing.T, c *etcdtest.Cluster) {
 	if _, err := st.AcquireWait(ctx, areq(k, 5*time.Second)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiter that ran out of time: %v", err)
 	}
-	eventually(t, 10*time.Second, "waiter key removed", func() bool { return countWaiters(t, cli, st, k) == 0 })
+	eventually(t, 10*time.Second, "waiter's entry removed", func() bool { return countEntries(t, cli, k) == 1 })
 	if err := st.Release(tctx(t), h); err != nil {
 		t.Fatal(err)
 	}
@@ -441,9 +440,9 @@ func testIsOwner(t *testing.T, c *etcdtest.Cluster) {
 	cli := c.Client(t)
 	k := uniqueKey(t, "k")
 	data := "test-data/" + k
-	write := func(tok uint64, v string) bool {
+	write := func(g leasehold.Grant, v string) bool {
 		t.Helper()
-		resp, err := cli.Txn(tctx(t)).If(st.IsOwner(k, tok)).Then(clientv3.OpPut(data, v)).Commit()
+		resp, err := cli.Txn(tctx(t)).If(st.IsOwner(g)).Then(clientv3.OpPut(data, v)).Commit()
 		if err != nil {
 			t.Fatalf("txn: %v", err)
 		}
@@ -453,25 +452,25 @@ func testIsOwner(t *testing.T, c *etcdtest.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !write(g1.Token, "one") {
+	if !write(g1, "one") {
 		t.Fatal("write by the holder refused")
 	}
 	_ = st.Release(tctx(t), g1)
-	if write(g1.Token, "stale") {
+	if write(g1, "stale") {
 		t.Fatal("write by a released holder accepted")
 	}
 	g2, err := st.Acquire(tctx(t), areq(k, 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if write(g1.Token, "stale") {
+	if write(g1, "stale") {
 		t.Fatal("write by the previous holder accepted while another holds the key")
 	}
-	if !write(g2.Token, "two") {
+	if !write(g2, "two") {
 		t.Fatal("write by the new holder refused")
 	}
-	if cmp := etcd.IsOwner("", k, g2.Token); string(cmp.KeyBytes()) != st.HolderKey(k) {
-		t.Errorf("IsOwner with the default prefix compares %q, want %q", cmp.KeyBytes(), st.HolderKey(k))
+	if cmp := etcd.IsOwner("", g2); string(cmp.KeyBytes()) != st.KeyOf(g2) {
+		t.Errorf("IsOwner with the default prefix compares %q, want %q", cmp.KeyBytes(), st.KeyOf(g2))
 	}
 	resp, err := cli.Get(tctx(t), data)
 	if err != nil || len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != "two" {
@@ -515,7 +514,7 @@ func testFencedTxn(t *testing.T, c *etcdtest.Cluster) {
 		t.Fatal(err)
 	}
 	_ = st.Release(tctx(t), g)
-	if write(1<<41, st.IsOwner(k, g.Token)) {
+	if write(1<<41, st.IsOwner(g)) {
 		t.Error("write guarded by a released lease accepted")
 	}
 	resp, _ = cli.Get(tctx(t), fk)

@@ -2,8 +2,6 @@ package etcd
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 	"time"
@@ -13,9 +11,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Subscribe watches key's holder and waiter keys and signals the returned
-// channel when one is deleted (a release, an expiry, or a waiter leaving the
-// queue): the key may have become free. It returns once the watch is
+// Subscribe watches key's queue and signals the returned channel when an
+// entry is deleted (a release, an expiry, or a waiter leaving the queue):
+// the key may have become free. It returns once the watch is
 // established on the server, so a release after Subscribe returns is never
 // missed. The channel is also signalled if the watch ends (compaction,
 // cluster trouble, Close); the client's backoff covers that.
@@ -27,7 +25,7 @@ func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, fun
 	if err != nil {
 		return nil, nil, err
 	}
-	wch := s.cli.Watch(clientv3.WithRequireLeader(wctx), s.prefix+escapeKey(key)+"/",
+	wch := s.cli.Watch(clientv3.WithRequireLeader(wctx), QueuePrefix(s.prefix, key),
 		clientv3.WithPrefix(), clientv3.WithFilterPut(), clientv3.WithCreatedNotify())
 	if err := awaitCreated(ctx, wch); err != nil {
 		cancel()
@@ -104,20 +102,24 @@ func (s *Store) watchContext(ctx context.Context) (context.Context, context.Canc
 
 // AcquireWait acquires req.Key, waiting in a FIFO queue while it is held.
 //
-// The first transaction either acquires the free key (as Acquire) or, in the
-// same round trip, queues the caller: it puts a waiter key under the
-// per-key waiter prefix, on the session's etcd lease. Waiters are served in
-// the order of their waiter keys' CreateRevision: each watches the waiter
-// just before it (as etcd's concurrency.Mutex does) and, once first in
-// line, the holder key; the head's acquire transaction deletes its waiter
-// key and creates the holder key atomically, and succeeds only if no earlier
-// waiter remains. Acquire does not jump the queue (it fails while waiters
-// are queued), so waiting through AcquireWait is FIFO.
+// One transaction puts the caller's entry in the key's queue (on the
+// session's etcd lease) and reads the queue's oldest entry: if that is the
+// new entry, the key is the caller's, in one round trip. Otherwise the
+// caller waits for the entry created just before its own to be deleted (as
+// etcd's concurrency.Mutex does), until no older entry remains: the entry
+// then holds the key, and its CreateRevision is the token. Acquire never
+// jumps the queue (it succeeds only on an empty queue), so waiting is FIFO.
 //
-// A waiter whose context ends removes its waiter key (or has housekeeping
-// remove it); a waiter whose process dies leaves the queue when its session
-// lease expires.
+// Watches are opened at the current revision and confirmed by a read, so
+// etcd delivers the wake-up at once (a watch that starts at a past revision
+// waits for etcd's 100 ms catch-up loop). A waiter whose context ends
+// removes its entry (or has housekeeping remove it); a waiter whose process
+// dies leaves the queue when its session lease expires. An owner id that
+// already holds or waits for the key gets a *HeldError.
 func (s *Store) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return leasehold.Grant{}, err
+	}
 	if err := leasehold.ValidateKey(req.Key); err != nil {
 		return leasehold.Grant{}, err
 	}
@@ -142,36 +144,11 @@ func (s *Store) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (
 	}
 }
 
-func randomID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	name := s.HolderKey(req.Key)
-	val := encodeValue(req.Owner, req.Label)
-	wpfx := waitersPrefix(s.prefix, req.Key)
-	wname := wpfx + randomID()
+	name := s.EntryKey(req.Key, req.Owner)
+	qpfx := QueuePrefix(s.prefix, req.Key)
 	rctx := clientv3.WithRequireLeader(ctx)
-
-	s.mu.Lock()
-	ss.inflight[name]++
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if ss.inflight[name]--; ss.inflight[name] <= 0 {
-			delete(ss.inflight, name)
-		}
-		s.mu.Unlock()
-	}()
-	addOrphan := func(o orphan) {
-		s.mu.Lock()
-		if !ss.gone {
-			ss.orphans = append(ss.orphans, o)
-		}
-		s.mu.Unlock()
-	}
+	defer ss.begin(name)()
 	lostErr := func() error {
 		if s.isClosed() {
 			return s.closedErr("acquire")
@@ -179,132 +156,133 @@ func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.Ac
 		return &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
 	}
 
-	// Acquire the free key, or queue up, in one round trip.
-	t0 := time.Now()
+	// Join the queue, and learn whether we head it, in one round trip.
+	t0, err := ss.fresh(ctx, "acquire")
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
 	resp, err := s.cli.Txn(rctx).
-		If(clientv3.Compare(clientv3.CreateRevision(name), "=", 0),
-			clientv3.Compare(clientv3.CreateRevision(wpfx), "=", 0).WithPrefix()).
-		Then(clientv3.OpPut(name, val, clientv3.WithLease(ss.id))).
-		Else(clientv3.OpPut(wname, val, clientv3.WithLease(ss.id))).
+		If(clientv3.Compare(clientv3.CreateRevision(name), "=", 0)).
+		Then(clientv3.OpPut(name, encodeValue(req.Label), clientv3.WithLease(ss.id)),
+			clientv3.OpGet(qpfx, append(clientv3.WithFirstCreate(), clientv3.WithKeysOnly())...)).
+		Else(clientv3.OpGet(qpfx, clientv3.WithFirstCreate()...)).
 		Commit()
 	if err != nil {
 		if isLeaseNotFound(err) {
 			ss.markLost()
 			return leasehold.Grant{}, errLeaseGone
 		}
-		addOrphan(orphan{name: name, value: val})
-		addOrphan(orphan{name: wname, uncond: true})
+		ss.addOrphan(orphan{name: name})
 		return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
 	}
-	if resp.Succeeded {
-		return s.granted(ss, req, name, resp.Header.Revision, t0)
+	if !resp.Succeeded {
+		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0]) // this owner id is already queued
 	}
 	myRev := resp.Header.Revision
-	queued := true
+	if kvs := resp.Responses[1].GetResponseRange().GetKvs(); len(kvs) > 0 && kvs[0].CreateRevision == myRev {
+		return s.granted(ss, req, name, myRev, t0)
+	}
+	granted := false
 	defer func() {
-		if !queued {
+		if granted {
 			return
 		}
 		dctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 		defer cancel()
-		if _, err := s.cli.Delete(dctx, wname); err != nil {
-			addOrphan(orphan{name: wname, uncond: true})
+		if _, err := s.cli.Txn(dctx).
+			If(clientv3.Compare(clientv3.CreateRevision(name), "=", myRev)).
+			Then(clientv3.OpDelete(name)).Commit(); err != nil {
+			ss.addOrphan(orphan{name: name, token: myRev})
 		}
 	}()
 
-	// Wait for our turn. A read (no raft write) tells whom to watch; after
-	// the holder's delete the acquire transaction is tried at once, and its
-	// Else branch answers the same reads if it fails.
-	gets := []clientv3.Op{
-		clientv3.OpGet(name),
-		clientv3.OpGet(wname, clientv3.WithKeysOnly()),
-		clientv3.OpGet(wpfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(myRev-1), clientv3.WithKeysOnly())...),
-	}
-	try := false // whether to send the acquire transaction next
+	var w *watch // on the entry we wait for
+	defer func() { w.stop() }()
 	for {
-		if try {
-			t0 = time.Now()
-			resp, err = s.cli.Txn(rctx).
-				If(clientv3.Compare(clientv3.CreateRevision(name), "=", 0),
-					clientv3.Compare(clientv3.CreateRevision(wname), "=", myRev),
-					clientv3.Compare(clientv3.CreateRevision(wpfx), ">", myRev-1).WithPrefix()).
-				Then(clientv3.OpPut(name, val, clientv3.WithLease(ss.id)), clientv3.OpDelete(wname)).
-				Else(gets...).
-				Commit()
-		} else {
-			resp, err = s.cli.Txn(rctx).Then(gets...).Commit()
-		}
+		// Which entry, if any, was created just before ours and is still here?
+		t0, err = ss.fresh(ctx, "acquire")
 		if err != nil {
-			if isLeaseNotFound(err) {
-				ss.markLost()
-				return leasehold.Grant{}, lostErr()
-			}
-			if try {
-				addOrphan(orphan{name: name, value: val})
-			}
+			return leasehold.Grant{}, err
+		}
+		resp, err := s.cli.Txn(rctx).Then(
+			clientv3.OpGet(qpfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(myRev-1), clientv3.WithKeysOnly())...),
+			clientv3.OpGet(name, clientv3.WithKeysOnly()),
+		).Commit()
+		if err != nil {
 			return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
 		}
-		if try && resp.Succeeded {
-			queued = false
-			return s.granted(ss, req, name, resp.Header.Revision, t0)
-		}
-		holder := resp.Responses[0].GetResponseRange().GetKvs()
-		mine := resp.Responses[1].GetResponseRange().GetKvs()
-		before := resp.Responses[2].GetResponseRange().GetKvs()
-		if len(mine) == 0 {
-			// Our waiter key is gone: its lease expired or was revoked.
+		if mine := resp.Responses[1].GetResponseRange().GetKvs(); len(mine) == 0 || mine[0].CreateRevision != myRev {
+			// Our entry is gone: its lease expired or was revoked.
 			ss.markLost()
 			return leasehold.Grant{}, lostErr()
 		}
-		var watch string
-		switch {
-		case len(before) > 0:
-			watch, try = string(before[0].Key), false
-		case len(holder) > 0:
-			watch, try = name, true
-		default:
-			try = true // our turn, and the key is free
+		before := resp.Responses[0].GetResponseRange().GetKvs()
+		if len(before) == 0 {
+			granted = true
+			return s.granted(ss, req, name, myRev, t0)
+		}
+		pred := string(before[0].Key)
+		if w == nil || w.key != pred {
+			// Watch the new predecessor from now, then read again: a delete
+			// between the read and the watch's start is seen by the read.
+			w.stop()
+			if w, err = s.watchDeletes(ctx, pred); err != nil {
+				return leasehold.Grant{}, err
+			}
 			continue
 		}
-		if err := s.waitDelete(ctx, ss, watch, resp.Header.Revision); err != nil {
+		if err := w.wait(ctx, ss); err != nil {
 			return leasehold.Grant{}, err
 		}
 	}
 }
 
-// granted records a grant won by a transaction at revision rev.
-func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name string, rev int64, t0 time.Time) (leasehold.Grant, error) {
-	ttl, ok := ss.track(name, rev, t0)
-	if !ok {
-		s.deleteToken(name, rev)
-		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
-	}
-	return leasehold.Grant{
-		Key: req.Key, Owner: req.Owner, Label: req.Label,
-		Token:   uint64(rev),
-		TTL:     ttl,
-		Lost:    ss.lost,
-		Private: &grantRef{store: s, sess: ss},
-	}, nil
+// watch is a watch for deletes of one key, opened at the current revision.
+type watch struct {
+	s      *Store
+	key    string
+	ch     clientv3.WatchChan
+	cancel context.CancelFunc
 }
 
-// waitDelete waits until key is deleted after revision rev, the watch ends
-// (the caller re-checks), the session is lost, or ctx ends.
-func (s *Store) waitDelete(ctx context.Context, ss *session, key string, rev int64) error {
+// watchDeletes opens a watch for deletes of key and waits until etcd has
+// created it.
+func (s *Store) watchDeletes(ctx context.Context, key string) (*watch, error) {
 	wctx, cancel, err := s.watchContext(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer s.wg.Done()
-	defer cancel()
-	wch := s.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithRev(rev+1), clientv3.WithFilterPut())
-	defer func() {
-		cancel()
-		drain(wch)
-	}()
+	w := &watch{s: s, key: key, cancel: cancel,
+		ch: s.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithFilterPut(), clientv3.WithCreatedNotify())}
+	if err := awaitCreated(ctx, w.ch); err != nil {
+		w.stop()
+		if s.isClosed() {
+			return nil, s.closedErr("acquire")
+		}
+		return nil, s.storeErrOn(ctx, "acquire", err)
+	}
+	return w, nil
+}
+
+// stop ends the watch. A nil watch is fine.
+func (w *watch) stop() {
+	if w == nil || w.cancel == nil {
+		return
+	}
+	w.cancel()
+	drain(w.ch)
+	w.cancel = nil
+	w.s.wg.Done()
+}
+
+// wait waits for a delete of the watched key, the end of the watch (the
+// caller re-checks, after a pause if etcd refused it), the session's loss,
+// or the end of ctx.
+func (w *watch) wait(ctx context.Context, ss *session) error {
+	s := w.s
 	for {
 		select {
-		case resp, ok := <-wch:
+		case resp, ok := <-w.ch:
 			if !ok || resp.Err() != nil {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -312,9 +290,9 @@ func (s *Store) waitDelete(ctx context.Context, ss *session, key string, rev int
 				if s.isClosed() {
 					return s.closedErr("acquire")
 				}
-				if resp.Err() != nil && !errors.Is(resp.Err(), context.Canceled) {
-					// A compaction or a lost leader: re-check at once, but
-					// do not spin if the cluster keeps refusing.
+				w.stop()
+				w.key = "" // re-open on the next round
+				if ok && !errors.Is(resp.Err(), context.Canceled) {
 					select {
 					case <-time.After(50 * time.Millisecond):
 					case <-ctx.Done():
