@@ -43,6 +43,14 @@ type StoreRestarter interface {
 // its own episode (Redis without persistence).
 type Wiper interface{ WipeMeaningful() bool }
 
+// MajorityStore is a store of independent masters where a majority
+// decides (Redlock): it can kill one master and restart it without its
+// data, for the split-majority fault (F9m).
+type MajorityStore interface {
+	KillMaster(i int)
+	RestartMaster(ctx context.Context, i int) error
+}
+
 // LeaderKiller can kill a replicated store's leader and restart it (F10).
 type LeaderKiller interface {
 	KillLeader(ctx context.Context) (string, error)

@@ -336,3 +336,22 @@ func (b *Redlock) RestartStore(_ context.Context, _ bool) error {
 	}
 	return s.start()
 }
+
+// KillMaster implements MajorityStore.
+func (b *Redlock) KillMaster(i int) { b.srvs[i].kill() }
+
+// RestartMaster implements MajorityStore: the master comes back empty.
+func (b *Redlock) RestartMaster(_ context.Context, i int) error {
+	if err := b.srvs[i].wipe(); err != nil {
+		return err
+	}
+	return b.srvs[i].start()
+}
+
+// WipeMeaningful implements Wiper: F9 already restarts a master empty.
+func (b *Redlock) WipeMeaningful() bool { return false }
+
+// WipeNote says why F9b is not a separate fault here.
+func (b *Redlock) WipeNote() string {
+	return "the masters run without persistence, so F9 already restarts a master without its data"
+}

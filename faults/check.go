@@ -45,7 +45,14 @@ type Metrics struct {
 	OpsAfterLoss     int // issued after the holder's own loss signal for the grant
 	OpsAfterDeadline int // issued after the holder-side deadline (holders with a true clock)
 	Losses           int // loss signals
-	SpuriousF1       int // losses of a holder paused for less than the renew margin (F1)
+
+	// Concurrent holders: a grant accepted by one holder while another
+	// holder's lease on the key was still within its holder-side deadline
+	// (computed from the true clock) and not released. The lease itself
+	// failed to exclude; only the fence can save the resource then.
+	DoubleGrants  int
+	DoubleByFault map[string]int // the fault episode each one fell in (or "none")
+	SpuriousF1    int            // losses of a holder paused for less than the renew margin (F1)
 
 	// W1: the unfenced counter, the negative control.
 	CounterWrites int
@@ -76,7 +83,7 @@ func (m *Metrics) violate(format string, a ...any) {
 func Check(evs []Event, p Params) *Metrics {
 	evs = append([]Event(nil), evs...)
 	SortHistory(evs)
-	m := &Metrics{Episodes: map[string]int{}}
+	m := &Metrics{Episodes: map[string]int{}, DoubleByFault: map[string]int{}}
 	checkTokens(evs, m)
 	checkFence(evs, m)
 	m.Linearizable = CheckRegisterLinearizable(evs, p.End)
@@ -84,6 +91,7 @@ func Check(evs []Event, p Params) *Metrics {
 		m.violate("porcupine: the fenced register's history is not linearizable against a register that admits only tokens >= the highest")
 	}
 	checkOps(evs, p, m)
+	checkExclusion(evs, p, m)
 	checkCounter(evs, m)
 	checkFaults(evs, p, m)
 	checkStuck(evs, p, m)
@@ -448,4 +456,85 @@ func Quantile(xs []float64, q float64) float64 {
 		i = 0
 	}
 	return s[i]
+}
+
+// holdFor is the holder-side hold of one acquire or renew: TTL*(1-rho) -
+// margin.
+func holdFor(p Params) int64 {
+	rho, margin := p.Rho, p.Margin
+	if rho == 0 {
+		rho = 0.01
+	}
+	if margin == 0 {
+		margin = 5 * time.Millisecond
+	}
+	return int64(float64(p.TTL)*(1-rho)) - int64(margin)
+}
+
+// checkExclusion counts concurrent holders: a lease a client accepted while
+// another grant of the key was still held by its holder's own rules (its
+// last successful acquire or renew, sent at t, holds until t + TTL*(1-rho)
+// - margin) and had not been released. A correct store never grants a key
+// before the previous grant's TTL has passed by its clock, which is after
+// that deadline; so each one is a store (or its deployment) breaking
+// mutual exclusion: data lost by a restart, a Redlock majority that no
+// longer knows the holder.
+func checkExclusion(evs []Event, p Params, m *Metrics) {
+	hold := holdFor(p)
+	type holdRec struct {
+		g     grantID
+		src   string
+		until int64 // holder-side deadline so far
+		ended int64 // release sent (0: not yet)
+	}
+	eps := episodes(evs)
+	live := map[string][]*holdRec{} // key -> grants seen
+	recs := map[grantID]*holdRec{}
+	// A release ends a hold when it is sent; events are in return order.
+	released := map[grantID]int64{}
+	for _, e := range evs {
+		if e.Kind == EvStoreRelease {
+			g := grantID{e.Key, e.Owner, e.Token}
+			if t, ok := released[g]; !ok || e.T0 < t {
+				released[g] = e.T0
+			}
+		}
+	}
+	for _, e := range evs {
+		g := grantID{e.Key, e.Owner, e.Token}
+		switch e.Kind {
+		case EvStoreAcquire, EvStoreRenew:
+			if e.Err != "" || e.Token == 0 {
+				continue
+			}
+			r := recs[g]
+			if r == nil {
+				r = &holdRec{g: g, src: e.Src, ended: released[g]}
+				recs[g] = r
+				live[e.Key] = append(live[e.Key], r)
+			}
+			if d := e.T0 + hold; d > r.until {
+				r.until = d
+			}
+		case EvAcquired:
+			for _, r := range live[e.Key] {
+				if r.g == g || r.until <= e.T {
+					continue
+				}
+				if r.ended != 0 && r.ended <= e.T {
+					continue
+				}
+				m.DoubleGrants++
+				f := "none"
+				for _, ep := range eps {
+					if e.T >= ep.on-int64(p.TTL) && e.T <= ep.off+3*int64(p.TTL) {
+						f = ep.fault
+					}
+				}
+				m.DoubleByFault[f]++
+				m.violate("%s accepted %s (token %d) while %s's grant (token %d) had %s left by its own deadline (fault: %s)",
+					e.Src, e.Key, e.Token, r.src, r.g.token, time.Duration(r.until-e.T), f)
+			}
+		}
+	}
 }

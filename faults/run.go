@@ -62,7 +62,7 @@ type RunResult struct {
 }
 
 // FaultClasses are every fault class, in the order of the matrix.
-var FaultClasses = []string{"F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F9b", "F10", "F11", "F12"}
+var FaultClasses = []string{"F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F9b", "F9m", "F10", "F11", "F12"}
 
 // FaultNames describes each class.
 var FaultNames = map[string]string{
@@ -76,6 +76,7 @@ var FaultNames = map[string]string{
 	"F8":  "store SIGSTOP for 2 x TTL",
 	"F9":  "store SIGKILL and restart",
 	"F9b": "store SIGKILL and restart without its data",
+	"F9m": "a holder cut from one master; once that master's copy of its key expired, another master restarted empty (Redlock's split majority)",
 	"F10": "leader SIGKILL (3-node cluster), restart after 2 x TTL",
 	"F11": "store server clock step",
 	"F12": "holder clock 40% slow (injected clock), partitioned for 2 x TTL",
@@ -85,6 +86,7 @@ type slot struct {
 	idx     int
 	gen     int
 	rate    float64
+	long    bool // holds each key until it loses it
 	proxies []*Proxy
 	proc    *Proc
 	id      string
@@ -190,7 +192,6 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	for i := 0; i <= cfg.Holders; i++ {
 		s := &slot{idx: i, rate: 1}
 		if i == cfg.Holders {
-			s.rate = 0.6
 			h.extra = s
 		} else {
 			h.slots = append(h.slots, s)
@@ -362,6 +363,7 @@ func (h *harness) classes() []string {
 	_, restarter := b.(StoreRestarter)
 	w, wiper := b.(Wiper)
 	_, leader := b.(LeaderKiller)
+	_, majority := b.(MajorityStore)
 	stepper := false
 	stepNote := ""
 	if cs, ok := b.(ClockStepper); ok {
@@ -378,6 +380,8 @@ func (h *harness) classes() []string {
 			ok = pauser
 		case "F9b":
 			ok = restarter && wiper && w.WipeMeaningful()
+		case "F9m":
+			ok = majority
 		case "F10":
 			ok = leader
 		case "F11":
@@ -414,7 +418,12 @@ func notApplicable(c string, b Backend, restarter bool) string {
 		if !restarter {
 			return "the store has no server process to restart"
 		}
+		if n, ok := b.(interface{ WipeNote() string }); ok {
+			return n.WipeNote()
+		}
 		return "the store keeps its data across a restart by design"
+	case "F9m":
+		return "the store has no independent masters"
 	case "F10":
 		return "the store has no leader to kill"
 	case "F11":
@@ -424,7 +433,11 @@ func notApplicable(c string, b Backend, restarter bool) string {
 }
 
 func (h *harness) note(class, why string) {
-	n := class + " (" + FaultNames[class] + "): not run: " + why
+	h.remark(class + " (" + FaultNames[class] + "): not run: " + why)
+}
+
+// remark adds a note to the run's result, once.
+func (h *harness) remark(n string) {
 	for _, x := range h.notes {
 		if x == n {
 			return
@@ -466,9 +479,9 @@ func (h *harness) spawn(s *slot) error {
 		History: filepath.Join(h.cfg.Dir, "hist-"+s.id+".jsonl"),
 		Seed:    h.cfg.Seed*1000 + uint64(s.idx)*10 + uint64(s.gen),
 	}
-	if s.rate != 1 {
-		// The slow-clock holder keeps its key until it loses it, so that
-		// it is still working when its renewals start failing.
+	if s.long {
+		// The extra holder keeps its key until it loses it, so that it is
+		// still working when its renewals start failing.
 		hc.OpsMin, hc.OpsMax = 1000, 1000
 	}
 	argv := append(append([]string(nil), h.cfg.HolderCmd...), hc.Args()...)
@@ -655,6 +668,8 @@ func (h *harness) episode(c string, pass int) error {
 		}
 		h.fault(c, "store", "off", "restarted")
 		h.sleep(2 * T)
+	case "F9m":
+		return h.splitMajority()
 	case "F10":
 		lk := h.cfg.Backend.(LeaderKiller)
 		node, err := lk.KillLeader(h.ctx)
@@ -684,6 +699,61 @@ func (h *harness) episode(c string, pass int) error {
 	return nil
 }
 
+// splitMajority is the Redlock failure Kleppmann describes: a holder of a
+// key is cut off from master 2; once master 2's copy of its key has
+// expired (one TTL), master 0 is killed and restarted without its data.
+// Now only master 1 knows the holder, who still believes in its lease
+// until its next renewal fails, while any other client wins masters 0 and
+// 2: two holders at once.
+func (h *harness) splitMajority() error {
+	T := h.cfg.TTL
+	ms := h.cfg.Backend.(MajorityStore)
+	x := h.extra
+	x.rate, x.long = 1, true
+	if err := h.spawn(x); err != nil {
+		return err
+	}
+	defer x.proc.Stop(syscall.SIGTERM, 2*time.Second)
+	if h.reader([]*slot{x}, 20*T+5*time.Second) == nil {
+		h.remark("F9m: in some episodes the extra holder never got a key")
+		return nil
+	}
+	h.fault("F9m", x.id, "on", "cut from master 2")
+	cut := Mono()
+	x.proxies[2].Partition()
+	defer x.proxies[2].Heal()
+	// Wait until master 2's copy of the key has expired while the holder
+	// renewed on masters 0 and 1.
+	h.sleep(T + T/4)
+	if h.reader([]*slot{x}, 2*T) == nil || !h.renewedSince(x, cut+int64(T)) {
+		h.remark("F9m: in some episodes the holder did not keep its key on masters 0 and 1 while cut from master 2 (its grant did not include both), so master 0 was not restarted")
+		h.fault("F9m", x.id, "off", "not set up")
+		return nil
+	}
+	ms.KillMaster(0)
+	if err := ms.RestartMaster(h.ctx, 0); err != nil {
+		return fmt.Errorf("restart master 0: %w", err)
+	}
+	h.rec.Record(Event{Kind: EvMark, Target: x.id, Note: "master 0 restarted empty"})
+	h.sleep(2 * T)
+	x.proxies[2].Heal()
+	h.fault("F9m", x.id, "off", "healed")
+	h.sleep(h.ttlx(1.5))
+	return nil
+}
+
+// renewedSince reports whether holder s had a successful renewal sent
+// after t (from its history file).
+func (h *harness) renewedSince(s *slot, t int64) bool {
+	evs, _ := ReadHistoryFile(filepath.Join(h.cfg.Dir, "hist-"+s.id+".jsonl"))
+	for _, e := range evs {
+		if e.Kind == EvStoreRenew && e.Err == "" && e.T0 > t {
+			return true
+		}
+	}
+	return false
+}
+
 // netFault injects a network fault on one holder's link to the store:
 // through its proxies, or (no network) through its in-process cut.
 func (h *harness) netFault(c string) error {
@@ -693,13 +763,14 @@ func (h *harness) netFault(c string) error {
 		// A holder whose clock runs 40% slow, far beyond the client's Rho:
 		// while it cannot renew it believes in its lease for 1/0.6 of the
 		// time the store keeps it.
+		h.extra.rate, h.extra.long = 0.6, true
 		if err := h.spawn(h.extra); err != nil {
 			return err
 		}
 		s = h.reader([]*slot{h.extra}, 20*T+5*time.Second)
 		if s == nil {
 			h.extra.proc.Stop(syscall.SIGTERM, 2*time.Second)
-			h.note(c, "the slow-clock holder never got a key")
+			h.remark("F12: in some episodes the slow-clock holder never got a key")
 			return nil
 		}
 	} else {
