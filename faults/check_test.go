@@ -1,0 +1,200 @@
+package faults_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold-go/leasehold/faults"
+)
+
+const ms = int64(time.Millisecond)
+
+func grant(src, key, owner string, tok uint64, t0, t int64) faults.Event {
+	return faults.Event{Src: src, Kind: faults.EvStoreAcquire, Key: key, Owner: owner, Token: tok, T0: t0 * ms, T: t * ms}
+}
+
+func check(evs []faults.Event) *faults.Metrics {
+	return faults.Check(evs, faults.Params{TTL: time.Second})
+}
+
+func TestTokensIncreasingPass(t *testing.T) {
+	m := check([]faults.Event{
+		grant("a", "k", "o1", 1, 0, 1),
+		grant("b", "k", "o2", 2, 5, 6),
+		grant("a", "k", "o1", 1, 7, 8), // the same grant returned again to its owner
+		grant("c", "k", "o3", 3, 4, 9), // concurrent with o2's acquire: any order
+	})
+	if m.Grants != 3 || m.TokenBackwards != 0 || m.TokenRepeats != 0 {
+		t.Fatalf("grants %d backwards %d repeats %d, want 3 0 0: %v", m.Grants, m.TokenBackwards, m.TokenRepeats, m.Violations)
+	}
+}
+
+func TestTokensBackwardsCaught(t *testing.T) {
+	m := check([]faults.Event{
+		grant("a", "k", "o1", 5, 0, 1),
+		grant("b", "k", "o2", 3, 2, 3), // asked after token 5 was returned
+	})
+	if m.TokenBackwards != 1 {
+		t.Fatalf("backwards %d, want 1", m.TokenBackwards)
+	}
+}
+
+func TestTokensRepeatCaught(t *testing.T) {
+	m := check([]faults.Event{
+		grant("a", "k", "o1", 5, 0, 1),
+		grant("b", "k", "o2", 5, 0, 1),
+		grant("b", "other", "o2", 5, 0, 1), // another key may reuse it
+	})
+	if m.TokenRepeats != 1 {
+		t.Fatalf("repeats %d, want 1", m.TokenRepeats)
+	}
+}
+
+func fw(kind, key, owner string, tok uint64, t int64) faults.Event {
+	return faults.Event{Src: "res", Kind: kind, Key: key, Owner: owner, Token: tok, T: t * ms, Req: owner + "-" + key + "-" + string(rune('a'+t))}
+}
+
+func TestFenceExactCheck(t *testing.T) {
+	ok := check([]faults.Event{
+		fw(faults.EvAdmit, "k", "o1", 1, 1),
+		fw(faults.EvAdmit, "k", "o1", 1, 2),
+		fw(faults.EvAdmit, "k", "o2", 2, 3),
+		fw(faults.EvFenced, "k", "o1", 1, 4),
+	})
+	if ok.StaleAccepted != 0 || ok.Saves != 1 || ok.FalseRefusals != 0 || ok.Linearizable != "Ok" {
+		t.Fatalf("clean history: stale %d saves %d false %d porcupine %s: %v", ok.StaleAccepted, ok.Saves, ok.FalseRefusals, ok.Linearizable, ok.Violations)
+	}
+	bad := check([]faults.Event{
+		fw(faults.EvAdmit, "k", "o1", 1, 1),
+		fw(faults.EvAdmit, "k", "o2", 2, 2),
+		fw(faults.EvAdmit, "k", "o1", 1, 3), // stale
+		fw(faults.EvAdmit, "k", "o3", 2, 4), // the same token from another grant
+		fw(faults.EvFenced, "k", "o2", 2, 5), // the current holder refused
+	})
+	if bad.StaleAccepted != 2 || bad.FalseRefusals != 1 {
+		t.Fatalf("stale %d (want 2), false refusals %d (want 1): %v", bad.StaleAccepted, bad.FalseRefusals, bad.Violations)
+	}
+	if bad.Linearizable != "Illegal" {
+		t.Fatalf("porcupine %s, want Illegal", bad.Linearizable)
+	}
+}
+
+// TestPorcupineSeesHolderOrder: a stale write that the holders saw happen
+// after the newer one completed is not linearizable, whatever order the
+// resource logged.
+func TestPorcupineSeesHolderOrder(t *testing.T) {
+	w := func(owner string, tok uint64, t0, t1 int64, req string) faults.Event {
+		return faults.Event{Src: owner, Kind: faults.EvFWrite, Key: "k", Owner: owner, Token: tok, T0: t0 * ms, T: t1 * ms, Req: req, Status: 204}
+	}
+	d := func(owner string, tok uint64, t int64, req string) faults.Event {
+		return faults.Event{Src: "res", Kind: faults.EvAdmit, Key: "k", Owner: owner, Token: tok, T: t * ms, Req: req}
+	}
+	if r := faults.CheckRegisterLinearizable([]faults.Event{
+		w("o2", 2, 0, 2, "r2"), d("o2", 2, 1, "r2"),
+		w("o1", 1, 3, 5, "r1"), d("o1", 1, 4, "r1"),
+	}, 0); r != "Illegal" {
+		t.Fatalf("stale write admitted after a newer one: %s, want Illegal", r)
+	}
+	if r := faults.CheckRegisterLinearizable([]faults.Event{
+		w("o2", 2, 0, 5, "r2"), d("o2", 2, 4, "r2"),
+		w("o1", 1, 1, 3, "r1"), d("o1", 1, 2, "r1"),
+	}, 0); r != "Ok" {
+		t.Fatalf("concurrent writes that linearize in token order: %s, want Ok", r)
+	}
+}
+
+func TestOpsAfterLossAndDeadline(t *testing.T) {
+	start := faults.Event{Src: "h", Kind: faults.EvStart, Note: "pid=1 rate=1"}
+	renew := func(t0, t int64) faults.Event {
+		return faults.Event{Src: "h", Kind: faults.EvStoreRenew, Key: "k", Owner: "o", Token: 1, T0: t0 * ms, T: t * ms}
+	}
+	op := func(t0 int64) faults.Event {
+		return faults.Event{Src: "h", Kind: faults.EvOp, Key: "k", Owner: "o", Token: 1, T0: t0 * ms, T: (t0 + 1) * ms}
+	}
+	ok := check([]faults.Event{start, grant("h", "k", "o", 1, 0, 1), op(10), renew(300, 301), op(1200)})
+	if ok.Ops != 2 || ok.OpsAfterLoss != 0 || ok.OpsAfterDeadline != 0 {
+		t.Fatalf("ops %d after loss %d after deadline %d, want 2 0 0: %v", ok.Ops, ok.OpsAfterLoss, ok.OpsAfterDeadline, ok.Violations)
+	}
+	late := check([]faults.Event{start, grant("h", "k", "o", 1, 0, 1), op(10), op(1000)})
+	if late.OpsAfterDeadline != 1 {
+		t.Fatalf("an op 1 s after the only grant of a 1 s lease: after deadline %d, want 1", late.OpsAfterDeadline)
+	}
+	lost := check([]faults.Event{start, grant("h", "k", "o", 1, 0, 1),
+		{Src: "h", Kind: faults.EvLost, Key: "k", Owner: "o", Token: 1, T: 50 * ms}, op(60)})
+	if lost.OpsAfterLoss != 1 {
+		t.Fatalf("an op after the loss signal: after loss %d, want 1", lost.OpsAfterLoss)
+	}
+}
+
+func TestCounterLostUpdatesAndOverlaps(t *testing.T) {
+	rd := func(owner, req string, val, t int64) faults.Event {
+		return faults.Event{Src: "res", Kind: faults.EvRead, Key: "k", Owner: owner, Req: req, Val: val, T: t * ms}
+	}
+	wr := func(owner, req string, val, t int64) faults.Event {
+		return faults.Event{Src: "res", Kind: faults.EvCWrite, Key: "k", Owner: owner, Req: req, Val: val, T: t * ms}
+	}
+	ok := check([]faults.Event{rd("a", "1", 0, 1), wr("a", "1", 1, 2), rd("b", "2", 1, 3), wr("b", "2", 2, 4)})
+	if ok.LostUpdates != 0 || ok.Overlaps != 0 {
+		t.Fatalf("serial increments: lost %d overlaps %d", ok.LostUpdates, ok.Overlaps)
+	}
+	bad := check([]faults.Event{rd("a", "1", 0, 1), rd("b", "2", 0, 2), wr("b", "2", 1, 3), wr("a", "1", 1, 4)})
+	if bad.LostUpdates != 1 || bad.Overlaps != 2 {
+		t.Fatalf("interleaved increments: lost %d (want 1) overlaps %d (want 2)", bad.LostUpdates, bad.Overlaps)
+	}
+}
+
+func TestTakeoverAndStuck(t *testing.T) {
+	acq := func(src, owner string, tok uint64, t int64) []faults.Event {
+		return []faults.Event{
+			grant(src, "k", owner, tok, t-1, t),
+			{Src: src, Kind: faults.EvAcquired, Key: "k", Owner: owner, Token: tok, T0: (t - 1) * ms, T: t * ms},
+		}
+	}
+	var evs []faults.Event
+	evs = append(evs, acq("h1", "o1", 1, 10)...)
+	evs = append(evs, faults.Event{Src: "harness", Kind: faults.EvFault, Fault: "F3", Phase: "on", Target: "h1", T: 100 * ms},
+		faults.Event{Src: "harness", Kind: faults.EvFault, Fault: "F3", Phase: "off", Target: "h1", T: 101 * ms})
+	evs = append(evs, acq("h2", "o2", 2, 1100)...)
+	evs = append(evs, fw(faults.EvAdmit, "k", "o2", 2, 1200), fw(faults.EvAdmit, "j", "o2", 2, 50))
+	m := faults.Check(evs, faults.Params{TTL: time.Second, QuietFrom: 1000 * ms, End: 2000 * ms})
+	if len(m.Takeovers) != 1 || math.Abs(m.Takeovers[0]-1.0) > 1e-9 {
+		t.Fatalf("takeovers %v, want [1.0]", m.Takeovers)
+	}
+	if len(m.Stuck) != 1 || !strings.HasPrefix(m.Stuck[0], "j ") {
+		t.Fatalf("stuck %v, want key j (no progress after the quiet point)", m.Stuck)
+	}
+	if m.DoubleGrants != 0 {
+		t.Fatalf("double grants %d after the first holder's deadline: %v", m.DoubleGrants, m.Violations)
+	}
+}
+
+func TestConcurrentHoldersCaught(t *testing.T) {
+	evs := []faults.Event{
+		grant("h1", "k", "o1", 1, 0, 1),
+		{Src: "h1", Kind: faults.EvAcquired, Key: "k", Owner: "o1", Token: 1, T: 1 * ms},
+		grant("h2", "k", "o2", 2, 400, 401),
+		{Src: "h2", Kind: faults.EvAcquired, Key: "k", Owner: "o2", Token: 2, T: 401 * ms},
+	}
+	if m := check(evs); m.DoubleGrants != 1 {
+		t.Fatalf("a grant 0.4 s into another's 1 s lease: double grants %d, want 1", m.DoubleGrants)
+	}
+	released := append([]faults.Event{{Src: "h1", Kind: faults.EvStoreRelease, Key: "k", Owner: "o1", Token: 1, T0: 300 * ms, T: 450 * ms}}, evs...)
+	if m := check(released); m.DoubleGrants != 0 {
+		t.Fatalf("a grant after the release was sent: double grants %d, want 0: %v", m.DoubleGrants, m.Violations)
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	if q := faults.Quantile(xs, 0.5); q != 3 {
+		t.Fatalf("median %v", q)
+	}
+	if q := faults.Quantile(xs, 0.99); q != 5 {
+		t.Fatalf("p99 %v", q)
+	}
+	if !math.IsNaN(faults.Quantile(nil, 0.5)) {
+		t.Fatal("quantile of nothing is not NaN")
+	}
+}
