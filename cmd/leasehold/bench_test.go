@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -254,6 +255,56 @@ func checkSVG(t *testing.T, path string, want ...string) {
 	for _, w := range want {
 		if !strings.Contains(text.String(), w) {
 			t.Errorf("%s lacks %q", path, w)
+		}
+	}
+}
+
+func TestSplitStoreName(t *testing.T) {
+	for _, tc := range []struct{ in, name, url string }{
+		{"redis://127.0.0.1:6379/0", "", "redis://127.0.0.1:6379/0"},
+		{"fast=redis://h:1/0", "fast", "redis://h:1/0"},
+		{"redlock-5=redlock://a:1,b:2", "redlock-5", "redlock://a:1,b:2"},
+		{"postgres://u@h/db?mode=advisory", "", "postgres://u@h/db?mode=advisory"},
+		{"pg.adv=postgres://u@h/db?mode=advisory", "pg.adv", "postgres://u@h/db?mode=advisory"},
+		{"=memory://", "", "=memory://"},
+		{"sqlite:///tmp/a=b.db", "", "sqlite:///tmp/a=b.db"},
+		{"my store=memory://", "", "my store=memory://"},
+	} {
+		name, url := splitStoreName(tc.in)
+		if name != tc.name || url != tc.url {
+			t.Errorf("splitStoreName(%q) = %q, %q; want %q, %q", tc.in, name, url, tc.name, tc.url)
+		}
+	}
+}
+
+func TestParseCounts(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		least int
+		want  []int
+		ok    bool
+	}{
+		{"1,8,64", 1, []int{1, 8, 64}, true},
+		{" 1, 8 ", 1, []int{1, 8}, true},
+		{"100_000", 0, []int{100000}, true},
+		{"0,1", 0, []int{0, 1}, true},
+		{"0", 1, nil, false},
+		{"-1", 0, nil, false},
+		{"", 1, nil, false},
+		{"1,,2", 1, nil, false},
+		{"eight", 1, nil, false},
+	} {
+		got, err := parseCounts("--x", tc.in, tc.least)
+		if (err == nil) != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("parseCounts(%q, %d) = %v, %v", tc.in, tc.least, got, err)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

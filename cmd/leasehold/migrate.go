@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os/signal"
+	"syscall"
+
+	"github.com/leasehold-go/leasehold/storeurl"
 )
 
 func (a *app) migrate(args []string) int {
@@ -11,9 +16,23 @@ func (a *app) migrate(args []string) int {
 	if code, ok := a.parse(fs, "migrate", args); !ok {
 		return code
 	}
-	if err := noArgs(fs); err != nil {
+	u := orEnv(*store, "LEASEHOLD_STORE")
+	err := noArgs(fs)
+	if err == nil && u == "" {
+		err = usagef("--store is required (or set LEASEHOLD_STORE)")
+	}
+	if err != nil {
 		return a.fail("migrate", err)
 	}
-	_ = store
-	return a.fail("migrate", errors.New(fmt.Sprint("the PostgreSQL store is not part of this build")))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = storeurl.Migrate(ctx, u)
+	if errors.Is(err, storeurl.ErrNoMigration) {
+		fmt.Fprintf(a.stderr, "leasehold migrate: nothing to do: %s\n", message(err))
+		return exitOK
+	}
+	if err != nil {
+		return a.fail("migrate", err)
+	}
+	return exitOK
 }

@@ -113,3 +113,18 @@ func TestAcquireWaits(t *testing.T) {
 		t.Fatalf("waiting acquire got token %d after %d", g2.Token, g.Token)
 	}
 }
+
+func TestMigrate(t *testing.T) {
+	e := newEnv(t)
+	if code, _, stderr := e.lh(nil, "migrate"); code != 0 {
+		t.Fatalf("migrate of the sqlite store in LEASEHOLD_STORE exited %d: %s", code, stderr)
+	}
+	code, _, stderr := e.lh(nil, "migrate", "--store", "redis://127.0.0.1:1")
+	if code != 0 || !strings.Contains(stderr, "nothing to do") {
+		t.Fatalf("migrate of a redis store exited %d: %s", code, stderr)
+	}
+	e.store = ""
+	if code, _, stderr := e.lh(nil, "migrate"); code != exitUsage || !strings.Contains(stderr, "--store is required") {
+		t.Fatalf("migrate without a store exited %d: %s", code, stderr)
+	}
+}

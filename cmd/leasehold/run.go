@@ -169,7 +169,10 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 		"LEASEHOLD_TOKEN="+strconv.FormatUint(l.Token(), 10),
 		"LEASEHOLD_OWNER="+l.Owner(),
 	)
-	c, err := startGroup(cmd)
+	var stdout, stderr *os.File
+	stdout, _ = a.stdout.(*os.File)
+	stderr, _ = a.stderr.(*os.File)
+	c, err := startGroup(cmd, foregroundTTY(a.stdin, stdout, stderr))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "leasehold run: %v\n", err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
@@ -187,6 +190,8 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 			done = true
 		case s := <-sigs:
 			c.signal(s.(syscall.Signal))
+		case <-c.stopped:
+			c.suspend()
 		case <-lost:
 			lost = nil
 			lostErr = l.Err()

@@ -31,9 +31,11 @@ Store URLs:
   sqlite:///abs/path.db   file:///abs/path.db   sqlite:relative/path.db
                           the embedded store: one file that processes on this host share
   memory://               an empty in-process store (lives as long as one leasehold command)
-  redis://host:port/db    redlock://host1:port,host2:port,...
+  redis://host:port/db    (rediss:// for TLS)
+  redlock://host1:port,host2:port,...
   postgres://user@host/db (also postgresql://)
-  etcd://host:port[,host:port...]
+  etcd://host:port[,host:port...][/prefix]
+Each store's package documents the rest of its URL.
 `
 
 const exitText = `
@@ -149,11 +151,13 @@ Flags:
 `,
 	"migrate": `Usage: leasehold migrate --store postgres://...
 
-Creates or upgrades the tables the PostgreSQL store needs, for a deployment
-where the application's role may not run DDL. It is safe to run again.
+Creates the tables the PostgreSQL store needs (run it once, with a role that
+may run DDL, before the first lease). It is safe to run again. For the
+embedded store it creates the file and its schema; other stores keep no
+schema, and migrate says so and exits 0.
 
 Flags:
-  --store URL    the PostgreSQL store (default $LEASEHOLD_STORE)
+  --store URL    the store (default $LEASEHOLD_STORE; required)
 `,
 	"help": `Usage: leasehold help [COMMAND]
 
