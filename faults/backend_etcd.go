@@ -52,7 +52,7 @@ func (b *Etcd) Start(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	b.bin, b.dir = bin, dir
+	b.bin, b.dir, b.nodes = bin, dir, nil
 	b.token = fmt.Sprintf("faults-%d", time.Now().UnixNano())
 	var initial []string
 	for i := 0; i < 3; i++ {

@@ -2,10 +2,13 @@ package faults
 
 import (
 	"context"
+	_ "embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,12 +109,19 @@ func redisBin() (string, error) { return FindBin("redis-server", "redis.sh") }
 // write (--appendonly yes --appendfsync always), so that F9 (kill and
 // restart) keeps the data and F9b (restart without its data) loses it: the
 // case of Redis without persistence.
+//
+// Its clock step (F11) uses Debian's libfaketime if redis-server runs under
+// it, and otherwise a small LD_PRELOAD library the harness compiles with
+// cc (clockshift.c.txt): it shifts CLOCK_REALTIME, gettimeofday and time by
+// an offset read from a shared file, and never calls malloc (libfaketime's
+// initialisation recurses through jemalloc in Debian's redis-server).
 type Redis struct {
 	srv *redisServer
 
-	ftLib  string // libfaketime, when it works with this redis-server
-	ftFile string
-	ftNote string
+	clock     string // "faketime", "clockshift" or ""
+	clockFile string
+	clockNote string
+	shift     time.Duration
 }
 
 // Name implements Backend.
@@ -129,14 +139,12 @@ func (b *Redis) Start(ctx context.Context, dir string) error {
 	}
 	b.srv = &redisServer{bin: bin, dir: filepath.Join(dir, "redis"), name: "redis-server", port: port,
 		args: []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}}
-	b.probeFaketime(bin, dir)
-	if b.ftLib != "" {
-		b.ftFile = filepath.Join(dir, "faketime")
-		if err := os.WriteFile(b.ftFile, []byte("+0\n"), 0o644); err != nil {
-			return err
-		}
-		b.srv.env = faketimeEnv(b.ftLib, b.ftFile)
+	b.shift = 0
+	env, err := b.setupClock(bin, dir)
+	if err != nil {
+		return err
 	}
+	b.srv.env = env
 	return b.srv.start()
 }
 
@@ -178,15 +186,19 @@ func (b *Redis) RestartStore(_ context.Context, wipe bool) error {
 func (b *Redis) WipeMeaningful() bool { return true }
 
 // CanStepClock implements ClockStepper.
-func (b *Redis) CanStepClock() (bool, string) { return b.ftLib != "", b.ftNote }
+func (b *Redis) CanStepClock() (bool, string) { return b.clock != "", b.clockNote }
 
 // StepClock implements ClockStepper: it moves the server's wall clock by d
-// (relative to the real clock) through libfaketime.
+// more (the steps add up; the harness only steps forward).
 func (b *Redis) StepClock(d time.Duration) error {
-	if b.ftLib == "" {
-		return errors.New(b.ftNote)
+	b.shift += d
+	switch b.clock {
+	case "faketime":
+		return os.WriteFile(b.clockFile, []byte(fmt.Sprintf("%+ds\n", int64(b.shift/time.Second))), 0o644)
+	case "clockshift":
+		return writeShift(b.clockFile, b.shift)
 	}
-	return os.WriteFile(b.ftFile, []byte(fmt.Sprintf("%+ds\n", int64(d/time.Second))), 0o644)
+	return errors.New(b.clockNote)
 }
 
 // faketimeLibs are where Debian's faketime package puts libfaketime.
@@ -200,53 +212,127 @@ func faketimeEnv(lib, file string) []string {
 	return []string{"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + file, "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"}
 }
 
-var faketimeProbe struct {
-	once sync.Once
-	lib  string
-	note string
+//go:embed clockshift.c.txt
+var clockshiftC string
+
+// writeShift stores d (nanoseconds, little-endian int64) where the
+// clockshift library reads it.
+func writeShift(path string, d time.Duration) error {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(int64(d)))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteAt(b[:], 0)
+	return err
 }
 
-// probeFaketime checks once per process whether redis-server runs under
-// libfaketime (apt-get install -y faketime). With Debian 12's libfaketime
-// 0.9.10 and redis-server 7.0.15 it does not: the server dies at start.
-func (b *Redis) probeFaketime(bin, dir string) {
-	faketimeProbe.once.Do(func() {
-		lib := ""
-		for _, l := range faketimeLibs {
-			if _, err := os.Stat(l); err == nil {
-				lib = l
-				break
-			}
-		}
-		if lib == "" {
-			faketimeProbe.note = "libfaketime is not installed (apt-get install -y faketime)"
-			return
-		}
-		pdir := filepath.Join(dir, "faketime-probe")
-		file := filepath.Join(dir, "faketime-probe.ts")
-		if err := os.WriteFile(file, []byte("+0\n"), 0o644); err != nil {
-			faketimeProbe.note = err.Error()
-			return
-		}
+// clockProbe remembers, per process, how (and whether) redis-server's
+// clock can be stepped here.
+var clockProbe struct {
+	once sync.Once
+	mode string // "faketime", "clockshift" or ""
+	lib  string
+	note string
+	dir  string
+}
+
+// setupClock finds a way to step the server's clock and returns the
+// environment that installs it: libfaketime if redis-server runs under it,
+// else the clockshift library. It tries once per process, starting a
+// throwaway server under each.
+func (b *Redis) setupClock(bin, dir string) ([]string, error) {
+	clockProbe.once.Do(func() { probeClock(bin) })
+	b.clock = clockProbe.mode
+	b.clockNote = clockProbe.note
+	switch b.clock {
+	case "faketime":
+		b.clockFile = filepath.Join(dir, "faketime")
+		return faketimeEnv(clockProbe.lib, b.clockFile), os.WriteFile(b.clockFile, []byte("+0\n"), 0o644)
+	case "clockshift":
+		b.clockFile = filepath.Join(dir, "clockshift")
+		return []string{"LD_PRELOAD=" + clockProbe.lib, "CLOCKSHIFT_FILE=" + b.clockFile}, writeShift(b.clockFile, 0)
+	}
+	return nil, nil
+}
+
+func probeClock(bin string) {
+	d, err := os.MkdirTemp("", "leasehold-faults-clock-")
+	if err != nil {
+		clockProbe.note = err.Error()
+		return
+	}
+	_ = os.Chmod(d, 0o755)
+	clockProbe.dir = d // kept for the process's life: the library lives here
+	try := func(name string, env []string) error {
 		port, err := FreePort()
 		if err != nil {
-			faketimeProbe.note = err.Error()
-			return
+			return err
 		}
-		s := &redisServer{bin: bin, dir: pdir, name: "redis-server under faketime", port: port,
-			args: []string{"--save", "", "--appendonly", "no"}, env: faketimeEnv(lib, file)}
+		s := &redisServer{bin: bin, dir: filepath.Join(d, name), name: "redis-server under " + name, port: port,
+			args: []string{"--save", "", "--appendonly", "no"}, env: env}
 		if err := s.startWithin(3 * time.Second); err != nil {
 			msg := strings.Join(strings.Fields(err.Error()), " ")
-			if len(msg) > 300 {
-				msg = msg[:300] + "..."
+			if len(msg) > 240 {
+				msg = msg[:240] + "..."
 			}
-			faketimeProbe.note = "redis-server does not run under libfaketime on this machine: " + msg
-			return
+			return errors.New(msg)
 		}
 		s.kill()
-		faketimeProbe.lib = lib
-	})
-	b.ftLib, b.ftNote = faketimeProbe.lib, faketimeProbe.note
+		return nil
+	}
+	var notes []string
+	for _, lib := range faketimeLibs {
+		if _, err := os.Stat(lib); err != nil {
+			continue
+		}
+		f := filepath.Join(d, "faketime.ts")
+		_ = os.WriteFile(f, []byte("+0\n"), 0o644)
+		if err := try("faketime", faketimeEnv(lib, f)); err != nil {
+			notes = append(notes, "redis-server does not run under libfaketime here ("+err.Error()+")")
+			break
+		}
+		clockProbe.mode, clockProbe.lib = "faketime", lib
+		clockProbe.note = "F11 steps the Redis server's clock with libfaketime"
+		return
+	}
+	if len(notes) == 0 {
+		notes = append(notes, "libfaketime is not installed (apt-get install -y faketime)")
+	}
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		clockProbe.note = strings.Join(append(notes, "and no C compiler (cc) to build the clockshift library"), "; ")
+		return
+	}
+	src, lib := filepath.Join(d, "clockshift.c"), filepath.Join(d, "clockshift.so")
+	if err := os.WriteFile(src, []byte(clockshiftC), 0o644); err != nil {
+		clockProbe.note = err.Error()
+		return
+	}
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-o", lib, src).CombinedOutput(); err != nil {
+		clockProbe.note = strings.Join(append(notes, "and building the clockshift library failed: "+string(out)), "; ")
+		return
+	}
+	f := filepath.Join(d, "clockshift.off")
+	if err := writeShift(f, 0); err != nil {
+		clockProbe.note = err.Error()
+		return
+	}
+	if err := try("clockshift", []string{"LD_PRELOAD=" + lib, "CLOCKSHIFT_FILE=" + f}); err != nil {
+		clockProbe.note = strings.Join(append(notes, "and redis-server does not run under the clockshift library: "+err.Error()), "; ")
+		return
+	}
+	clockProbe.mode, clockProbe.lib = "clockshift", lib
+	clockProbe.note = strings.Join(notes, "; ") + "; F11 steps the Redis server's clock with the harness's clockshift library instead"
+}
+
+// CleanupClockProbe removes the files of the clock probe (call at exit).
+func CleanupClockProbe() {
+	if clockProbe.dir != "" {
+		_ = os.RemoveAll(clockProbe.dir)
+	}
 }
 
 // Redlock is three redis-server masters without persistence (the common
@@ -266,6 +352,7 @@ func (b *Redlock) Start(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
+	b.srvs, b.next = nil, 0
 	for i := 0; i < 3; i++ {
 		port, err := FreePort()
 		if err != nil {

@@ -69,8 +69,8 @@ func TestFenceExactCheck(t *testing.T) {
 	bad := check([]faults.Event{
 		fw(faults.EvAdmit, "k", "o1", 1, 1),
 		fw(faults.EvAdmit, "k", "o2", 2, 2),
-		fw(faults.EvAdmit, "k", "o1", 1, 3), // stale
-		fw(faults.EvAdmit, "k", "o3", 2, 4), // the same token from another grant
+		fw(faults.EvAdmit, "k", "o1", 1, 3),  // stale
+		fw(faults.EvAdmit, "k", "o3", 2, 4),  // the same token from another grant
 		fw(faults.EvFenced, "k", "o2", 2, 5), // the current holder refused
 	})
 	if bad.StaleAccepted != 2 || bad.FalseRefusals != 1 {

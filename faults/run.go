@@ -164,8 +164,22 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		}
 	}()
 	h.logf("%s: starting the store", b.Name())
-	if err := b.Start(ctx, storeDir); err != nil {
-		return nil, fmt.Errorf("start %s: %w", b.Name(), err)
+	for attempt := 1; ; attempt++ {
+		// A free port found by binding :0 can be taken by someone else
+		// before the server binds it: try again on new ports and files.
+		err := b.Start(ctx, storeDir)
+		if err == nil {
+			break
+		}
+		_ = b.Close()
+		if attempt == 3 || ctx.Err() != nil {
+			return nil, fmt.Errorf("start %s: %w", b.Name(), err)
+		}
+		h.logf("%s: start failed (%v), retrying", b.Name(), err)
+		storeDir = filepath.Join(cfg.Dir, fmt.Sprintf("store%d", attempt+1))
+		if err := os.MkdirAll(storeDir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	h.url = b.URL(b.Endpoints())
 	info, err := h.probeInfo()
@@ -391,6 +405,9 @@ func (h *harness) classes() []string {
 			ok = ok && containsStr(h.cfg.Faults, c)
 		}
 		if ok {
+			if c == "F11" && stepNote != "" {
+				h.remark(stepNote)
+			}
 			out = append(out, c)
 			if c == "F2" && len(h.cfg.Faults) == 0 {
 				out = append(out, "F2") // two pauses per pass: pauses are what fencing is for

@@ -41,6 +41,7 @@ func main() {
 	default:
 		usage()
 	}
+	faults.CleanupClockProbe()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		os.Exit(2)
