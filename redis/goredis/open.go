@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -52,11 +50,7 @@ func OpenURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
 // retry). It pings every master and fails unless a majority answers. The
 // store owns the clients.
 func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
-	rest, prefix, err := takePrefix(rawURL)
-	if err != nil {
-		return nil, openError(redlock.Name, "", err)
-	}
-	user, pass, hosts, db, err := parseRedlockURL(rest)
+	u, err := redlock.ParseURL(rawURL)
 	if err != nil {
 		return nil, openError(redlock.Name, "", err)
 	}
@@ -65,9 +59,9 @@ func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error)
 		answers int
 		errs    []error
 	)
-	for _, h := range hosts {
+	for _, h := range u.Addrs {
 		c := redis.NewClient(&redis.Options{
-			Addr: h, Username: user, Password: pass, DB: db,
+			Addr: h, Username: u.Username, Password: u.Password, DB: u.DB,
 			MaxRetries:            -1,
 			DialerRetries:         1,
 			DialTimeout:           time.Second,
@@ -86,12 +80,12 @@ func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error)
 			_ = c.Close()
 		}
 	}
-	if need := len(hosts)/2 + 1; answers < need {
+	if need := len(u.Addrs)/2 + 1; answers < need {
 		closeAll()
 		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: fmt.Errorf(
-			"%d of %d masters answered, need %d: %w", answers, len(hosts), need, errors.Join(errs...))}
+			"%d of %d masters answered, need %d: %w", answers, len(u.Addrs), need, errors.Join(errs...))}
 	}
-	s, err := redlock.New(clients, &redlock.Options{Prefix: prefix, CloseClients: true})
+	s, err := redlock.New(clients, &redlock.Options{Prefix: u.Prefix, CloseClients: true})
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -123,43 +117,6 @@ func takePrefix(rawURL string) (rest, prefix string, err error) {
 		return base, prefix, nil
 	}
 	return base + "?" + q.Encode(), prefix, nil
-}
-
-// parseRedlockURL reads redlock://[[user]:password@]h:p,h:p[/db]. Other
-// query options are refused.
-func parseRedlockURL(raw string) (user, pass string, hosts []string, db int, err error) {
-	rest, ok := strings.CutPrefix(raw, "redlock://")
-	if !ok {
-		return "", "", nil, 0, errors.New("URL does not start with redlock://")
-	}
-	if strings.Contains(rest, "?") {
-		return "", "", nil, 0, errors.New("redlock URL takes no options but prefix")
-	}
-	hostPart, path, _ := strings.Cut(rest, "/")
-	if i := strings.LastIndex(hostPart, "@"); i >= 0 {
-		info, err := url.PathUnescape(hostPart[:i])
-		if err != nil {
-			return "", "", nil, 0, fmt.Errorf("bad user info: %w", err)
-		}
-		user, pass, _ = strings.Cut(info, ":")
-		hostPart = hostPart[i+1:]
-	}
-	for _, h := range strings.Split(hostPart, ",") {
-		host, port, err := net.SplitHostPort(h)
-		if err != nil || host == "" {
-			return "", "", nil, 0, fmt.Errorf("master %q is not host:port", h)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
-			return "", "", nil, 0, fmt.Errorf("master %q has a bad port", h)
-		}
-		hosts = append(hosts, h)
-	}
-	if path != "" {
-		if db, err = strconv.Atoi(path); err != nil || db < 0 {
-			return "", "", nil, 0, fmt.Errorf("database %q is not a number", path)
-		}
-	}
-	return user, pass, hosts, db, nil
 }
 
 // RedlockOptions configure a redlock store; see redlock.Options.

@@ -13,12 +13,15 @@ import (
 	"github.com/leasehold-go/leasehold/redis/internal/core"
 )
 
-// splitRetries bounds the retries of an acquire that no owner won (a
-// split vote among simultaneous contenders); each waits a random delay of
-// up to splitDelay times the attempt number, so one contender gets ahead.
+// A split vote (simultaneous contenders, none with a majority) is retried
+// by the contenders that got the most masters; the others give up with a
+// HeldError, so the leaders find the masters free. A retry waits a random
+// delay below splitDelay doubled per attempt (at most splitDelayCap), so
+// that tied leaders drift apart; after splitRetries it gives up too.
 const (
-	splitRetries = 8
-	splitDelay   = 4 * time.Millisecond
+	splitRetries  = 10
+	splitDelay    = time.Millisecond
+	splitDelayCap = 64 * time.Millisecond
 )
 
 // tally is the outcome of one round of requests to every master.
@@ -48,7 +51,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		if !retry || attempt > splitRetries {
 			return g, err
 		}
-		t := time.NewTimer(rand.N(splitDelay * time.Duration(attempt)))
+		t := time.NewTimer(rand.N(min(splitDelay<<attempt, splitDelayCap)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -58,8 +61,9 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	}
 }
 
-// acquireOnce runs one round. retry reports a split vote: nobody holds a
-// majority, enough masters answered, and another round may settle it.
+// acquireOnce runs one round. retry reports a split vote that this
+// contender leads or ties: nobody holds a majority, enough masters
+// answered, and another round may settle it.
 func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (g leasehold.Grant, retry bool, err error) {
 	ms := core.TTLMillis(req.TTL)
 	ttl := time.Duration(ms) * time.Millisecond
@@ -111,10 +115,10 @@ func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (
 	}
 	top := t.largestHolder()
 	he := s.heldError(req.Key, top)
-	if len(top) >= s.quorum {
-		return leasehold.Grant{}, false, he
+	if len(top) >= s.quorum || len(top) > t.granted {
+		return leasehold.Grant{}, false, he // held, or another contender leads the split
 	}
-	return leasehold.Grant{}, true, he // split vote
+	return leasehold.Grant{}, true, he // a split vote this contender leads or ties
 }
 
 // largestHolder returns the leases of the owner holding the most masters.

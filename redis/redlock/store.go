@@ -49,7 +49,7 @@ type Options struct {
 	CloseClients bool
 	// NodeTimeout bounds each request to one master, so a stopped master
 	// costs a bounded slice of the validity. Zero means a tenth of the
-	// lease's TTL, at least 100 ms but at most half the TTL.
+	// lease's TTL, at least 250 ms but at most half the TTL.
 	NodeTimeout time.Duration
 	// DriftFactor is the assumed clock rate error between the client and
 	// the masters, as a fraction of the TTL; zero means 0.01. The drift
@@ -137,7 +137,7 @@ func (s *Store) nodeTimeout(ttl time.Duration) time.Duration {
 	if s.opts.NodeTimeout > 0 {
 		return s.opts.NodeTimeout
 	}
-	return min(max(ttl/10, 100*time.Millisecond), ttl/2)
+	return min(max(ttl/10, 250*time.Millisecond), ttl/2)
 }
 
 func (s *Store) check(ctx context.Context, op string) error {

@@ -2,9 +2,12 @@ package rueidis
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -40,6 +43,54 @@ func OpenURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	s, err := New(c, &Options{Prefix: prefix, CloseClient: true})
 	if err != nil {
 		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenRedlockURL opens a redlock store on the masters named by rawURL,
+// redlock://[[user]:password@]host:port,host:port,...[/db][?prefix=...],
+// one lazily connected rueidis client per master (see NewLazyClient), so
+// it opens with a minority of masters down. It fails unless a majority
+// answers a PING. The store owns the clients.
+func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
+	u, err := redlock.ParseURL(rawURL)
+	if err != nil {
+		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: err}
+	}
+	var (
+		clients []lhredis.Client
+		answers int
+		errs    []error
+	)
+	for _, h := range u.Addrs {
+		c := NewLazyClient(rueidis.ClientOption{
+			InitAddress: []string{h}, Username: u.Username, Password: u.Password, SelectDB: u.DB,
+			DisableCache:      true,
+			ForceSingleClient: true, // a master is a standalone server: no cluster probing
+			Dialer:            net.Dialer{Timeout: time.Second},
+		})
+		clients = append(clients, c)
+		// A trivial script: a PING through the adapter's own calls.
+		if _, err := c.Eval(ctx, "return 1", nil, nil); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", h, err))
+			continue
+		}
+		answers++
+	}
+	closeAll := func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}
+	if need := len(u.Addrs)/2 + 1; answers < need {
+		closeAll()
+		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: fmt.Errorf(
+			"%d of %d masters answered, need %d: %w", answers, len(u.Addrs), need, errors.Join(errs...))}
+	}
+	s, err := redlock.New(clients, &redlock.Options{Prefix: u.Prefix, CloseClients: true})
+	if err != nil {
+		closeAll()
 		return nil, err
 	}
 	return s, nil

@@ -5,9 +5,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/leasehold-go/leasehold"
 	lhredis "github.com/leasehold-go/leasehold/redis"
-	"github.com/leasehold-go/leasehold/redis/internal/redistest"
 	"github.com/leasehold-go/leasehold/redis/internal/storetest"
 	lhrueidis "github.com/leasehold-go/leasehold/redis/rueidis"
 )
@@ -34,26 +32,6 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, storetest.Env{Server: srv, Dir: tmp, OpenURL: lhrueidis.OpenURL, NewClient: newAdapter})
 }
 
-func openRedlock(t testing.TB, ss []*redistest.Server) leasehold.Store {
-	t.Helper()
-	var cs []rueidis.Client
-	for _, s := range ss {
-		if !s.Running() {
-			continue // rueidis connects at once: a dead master has no client
-		}
-		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true})
-		if err != nil {
-			t.Fatalf("rueidis.NewClient(%s): %v", s.Addr(), err)
-		}
-		cs = append(cs, c)
-	}
-	st, err := lhrueidis.NewRedlock(cs, &lhrueidis.RedlockOptions{CloseClients: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 func TestRedlock(t *testing.T) {
-	storetest.RunRedlock(t, storetest.RedlockEnv{Masters: masters, Open: openRedlock})
+	storetest.RunRedlock(t, storetest.RedlockEnv{Masters: masters, OpenURL: lhrueidis.OpenRedlockURL})
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -15,8 +16,8 @@ import (
 type RedlockEnv struct {
 	// Masters are five redis-servers; the tests kill and restart them.
 	Masters []*redistest.Server
-	// Open returns a redlock store over ss that owns its clients.
-	Open func(t testing.TB, ss []*redistest.Server) leasehold.Store
+	// OpenURL is the adapter's OpenRedlockURL.
+	OpenURL func(ctx context.Context, rawURL string) (leasehold.Store, error)
 }
 
 // RunRedlock runs every test of the redlock store.
@@ -35,21 +36,84 @@ func RunRedlock(t *testing.T, env RedlockEnv) {
 		{"renew_across_master_deaths", e.renewAcrossDeaths},
 		{"waiter_wakes_on_release_not_backoff", e.wake},
 		{"info_reports_unsafe_tokens", e.info},
+		{"open_url_errors", e.openURLErrors},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
 }
 
+// URL returns the redlock URL of ss.
+func URL(ss []*redistest.Server) string {
+	var hosts []string
+	for _, s := range ss {
+		hosts = append(hosts, s.Addr())
+	}
+	return "redlock://" + strings.Join(hosts, ",")
+}
+
+// Open opens the store on the masters; Run closes it.
+func (e *RedlockEnv) Open(t testing.TB) leasehold.Store {
+	t.Helper()
+	s, err := e.OpenURL(Ctx(t), URL(e.Masters))
+	if err != nil {
+		t.Fatalf("OpenRedlockURL: %v", err)
+	}
+	return s
+}
+
 func (e *RedlockEnv) open(t testing.TB) leasehold.Store {
-	s := e.Open(t, e.Masters)
+	s := e.Open(t)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
+// Bad URLs and a minority of reachable masters fail; a majority opens.
+func (e *RedlockEnv) openURLErrors(t *testing.T) {
+	ctx := Ctx(t)
+	dead := "127.0.0.1:1"
+	m0, m1 := e.Masters[0].Addr(), e.Masters[1].Addr()
+	for _, u := range []string{
+		"redis://" + m0,
+		"redlock://",
+		"redlock://host-without-port",
+		"redlock://" + m0 + "/x",
+		"redlock://" + m0 + "?unknown=1",
+		"redlock://" + m0 + "," + dead + "," + dead,
+	} {
+		s, err := e.OpenURL(ctx, u)
+		if err == nil {
+			s.Close()
+			t.Errorf("OpenRedlockURL(%q) succeeded", u)
+			continue
+		}
+		if !errors.Is(err, leasehold.ErrStore) {
+			t.Errorf("OpenRedlockURL(%q): %v, want ErrStore", u, err)
+		}
+	}
+	s, err := e.OpenURL(ctx, "redlock://"+m0+","+m1+","+dead+"?prefix=p:")
+	if err != nil {
+		t.Fatalf("OpenRedlockURL with 2 of 3 up: %v", err)
+	}
+	defer s.Close()
+	g, err := s.Acquire(ctx, Req(Key(t, "k"), time.Minute))
+	if err != nil {
+		t.Fatalf("acquire with 2 of 3 up: %v", err)
+	}
+	if err := s.Release(ctx, g); err != nil {
+		t.Fatalf("release with 2 of 3 up: %v", err)
+	}
+}
+
+// shortTTL is the redlock suites' expiry TTL. Redlock needs every round
+// trip of a round within the validity (TTL - elapsed - drift); on a loaded
+// two-core machine under the race detector, 300 ms is too tight.
+const shortTTL = time.Second
+
 func (e *RedlockEnv) conformance(t *testing.T) {
 	leasetest.Run(t, leasetest.Config{
-		Open:    func(t testing.TB) leasehold.Store { return e.Open(t, e.Masters) },
-		Restart: func(t testing.TB) { Restart(t, e.Masters...) },
+		ShortTTL: shortTTL,
+		Open:     e.Open,
+		Restart:  func(t testing.TB) { Restart(t, e.Masters...) },
 	})
 }
 
@@ -59,7 +123,8 @@ func (e *RedlockEnv) oneDown(t *testing.T) {
 	e.Masters[4].Kill()
 	defer Restart(t, e.Masters[4])
 	leasetest.Run(t, leasetest.Config{
-		Open: func(t testing.TB) leasehold.Store { return e.Open(t, e.Masters) },
+		ShortTTL: shortTTL,
+		Open:     e.Open,
 	})
 }
 
