@@ -6,6 +6,7 @@ require (
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/storeurl v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
+	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/sys v0.49.0
 )
 

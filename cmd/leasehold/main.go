@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Exit statuses; see exitText in usage.go.
@@ -32,6 +34,7 @@ type app struct {
 }
 
 func main() {
+	redis.SetLogger(quietRedis{})
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(a.main(os.Args[1:]))
 }

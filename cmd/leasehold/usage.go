@@ -69,7 +69,10 @@ command exits, and exits with the command's exit status.
   deadline), leasehold sends SIGTERM to the group, SIGKILL after --grace, and
   exits 76. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leasehold are passed
   on to the group; leasehold then waits for the command and releases the
-  lease.
+  lease. In a terminal the command's group is the foreground one: it can
+  read the terminal, Ctrl-C reaches it directly, and Ctrl-Z stops it and
+  leasehold together (a lease whose holder stays stopped past its TTL is
+  lost, as above, when it is continued).
 
   Pass the token to whatever the command writes to, and have that resource
   reject stale tokens: a lease alone cannot stop a paused holder from acting.
