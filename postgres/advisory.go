@@ -304,11 +304,9 @@ func (s *Store) advRelease(ctx context.Context, g leasehold.Grant) error {
 		l.closeSession(true)
 		return fmt.Errorf("release %q (token %d): the lease's connection broke: %w", g.Key, g.Token, leasehold.ErrNotHeld)
 	}
-	var (
-		unlocked, set1, set2 bool
-		notified             int64
-	)
-	err := l.sess.queryRow(ctx, s.st.advRelease, l.lockID, l.prevApp, l.prevIdle, s.channel, l.key).Scan(&unlocked, &set1, &set2, &notified)
+	var unlocked, set1, set2, notified bool
+	hi, lo := flagHalves(l.lockID)
+	err := l.sess.queryRow(ctx, s.st.advRelease, l.lockID, l.prevApp, l.prevIdle, hi, lo, s.channel, l.key).Scan(&unlocked, &set1, &set2, &notified)
 	if err != nil {
 		// Discarding the session ends it, and the lock with it.
 		l.closeSession(true)

@@ -14,7 +14,7 @@
 // with a *leasehold.StoreError wrapping [ErrNotMigrated], which says so.
 // [MigrationSQL] prints the DDL for a DBA to apply instead. Options.Schema
 // and Options.Table name the objects (quoted as identifiers); the defaults
-// are "public"."leasehold_leases", "public"."leasehold_leases_waiters" and
+// are the table "public"."leasehold_leases" and the sequence
 // "public"."leasehold_leases_token_seq".
 //
 // # Lease-row mode (the default)
@@ -107,11 +107,18 @@
 // # Wake-ups and batch renewal
 //
 // [Store.Subscribe] LISTENs on one connection per Store (hijacked from the
-// pool); a release NOTIFYs the key in its own statement. NOTIFY serialises
-// committing transactions server-wide, so a release notifies only when a
-// waiter has marked the key in the waiters table in the last two minutes
-// (Subscribe writes the mark, at most every 30 s per key and process). A
-// missed notification costs a waiter its backoff, never correctness.
+// pool); a release NOTIFYs the key in its own statement. NOTIFY is not free
+// (it gives the transaction an id and a commit record, and committing
+// notifiers are serialised server-wide), so a release notifies only when
+// someone waits for the key. It learns that from the lock manager, without
+// touching a table: the listening connection holds a shared advisory lock on
+// the key's waiter flag (the two-int4 form of the key's lock id, a key space
+// apart from the bigint locks) while it has subscribers for the key, and the
+// release statement tries an exclusive transaction-level lock on the flag.
+// Subscribe raises the flag before it returns, and the client subscribes
+// before it tries to acquire, so a release that could let a waiter in
+// always sees the flag. A notification lost while the listening connection
+// is down costs a waiter its backoff, never correctness.
 //
 // [Store.RenewMany] renews any number of lease-row grants in one statement:
 //

@@ -93,8 +93,9 @@ func (s *Store) leaseRenew(ctx context.Context, g leasehold.Grant) (leasehold.Gr
 }
 
 func (s *Store) leaseRelease(ctx context.Context, g leasehold.Grant) error {
-	var notified int64
-	err := s.q.queryRow(ctx, s.st.leaseRelease, g.Key, g.Owner, int64(g.Token), s.channel).Scan(&notified)
+	var notified bool
+	hi, lo := flagHalves(s.LockID(g.Key))
+	err := s.q.queryRow(ctx, s.st.leaseRelease, g.Key, g.Owner, int64(g.Token), hi, lo, s.channel).Scan(&notified)
 	if isNoRows(err) {
 		return fmt.Errorf("release %q (token %d): %w", g.Key, g.Token, leasehold.ErrNotHeld)
 	}

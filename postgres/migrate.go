@@ -25,17 +25,12 @@ const migrationLockID = 0x6c65617365686f6c // "leasehol"
 //	    token      bigint      NOT NULL,    -- the last token minted for key
 //	    expires_at timestamptz              -- NULL when free
 //	);
-//	CREATE TABLE IF NOT EXISTS "public"."leasehold_leases_waiters" (
-//	    key   text        PRIMARY KEY,
-//	    until timestamptz NOT NULL          -- notify releases of key until then
-//	);
 //	CREATE SEQUENCE IF NOT EXISTS "public"."leasehold_leases_token_seq" AS bigint;
 //
-// The lease table serves the lease-row mode, the sequence the advisory mode,
-// and the waiters table both. Rows of the lease table are never deleted (the
-// token counter lives in them); a free row is a few dozen bytes. Rows of the
-// waiters table whose until has passed may be deleted at any time.
-// Migrate also creates the schema when it does not exist.
+// The lease table serves the lease-row mode, the sequence the advisory mode.
+// Rows of the lease table are never deleted (the token counter lives in
+// them); a free row is a few dozen bytes. Migrate also creates the schema
+// when it does not exist.
 func MigrationSQL(opts Options) (string, error) {
 	o, err := opts.resolved()
 	if err != nil {
@@ -55,10 +50,6 @@ func migrationSQL(n names, createSchema bool) string {
     label      text        NOT NULL DEFAULT '',
     token      bigint      NOT NULL,
     expires_at timestamptz
-);
-CREATE TABLE IF NOT EXISTS ` + n.waiters + ` (
-    key   text        PRIMARY KEY,
-    until timestamptz NOT NULL
 );
 CREATE SEQUENCE IF NOT EXISTS ` + n.seq + ` AS bigint;
 `

@@ -8,34 +8,48 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasehold-go/leasehold"
 )
 
 // Wake-ups on release. One connection per Store LISTENs on the table's
-// channel; a release NOTIFYs the key as payload in its own statement. NOTIFY
-// is not free (committing transactions that notify are serialised
-// server-wide), so a release notifies only when a waiter has marked the key
-// in the waiters table in the last two minutes. Subscribe writes that mark
-// (at most every 30 seconds per key and process) after its LISTEN is active,
-// so a release that commits after Subscribe returns is never missed. A
-// notification can still be lost (the listening connection breaks, or a
-// release whose statement began before the mark committed), which is why the
-// client keeps backing off too; when the listening connection comes back
-// every subscriber is woken once.
+// channel, and a release NOTIFYs the key as payload in its own statement.
+// NOTIFY is not free: it gives the transaction an id and a commit record,
+// and committing transactions that notify are serialised server-wide. So a
+// release notifies only when someone waits for the key, which it learns
+// from the lock manager, without touching a table: every listening
+// connection holds a shared advisory lock on the key's waiter flag (the
+// two-int4 form of the key's lock id, a key space apart from the bigint
+// advisory locks) while it has subscribers for the key, and a release tries
+// an exclusive transaction-level lock on that flag. If the try fails,
+// somebody waits: notify. Subscribe takes the shared lock before it returns,
+// and a waiter subscribes before it tries to acquire, so a release that
+// could have let it in always sees its flag. A notification can still be
+// lost while the listening connection is down, which is why the client
+// keeps backing off too; when the connection comes back every subscriber is
+// woken once.
 const (
-	markRefresh    = 30 * time.Second // the SQL's mark lasts 2 minutes
 	listenWait     = 10 * time.Second // how long Subscribe waits for LISTEN
 	listenRetryMin = 100 * time.Millisecond
 	listenRetryMax = 5 * time.Second
 )
+
+// A flagOp asks the listening loop to take (lock) or drop the shared lock
+// on a key's waiter flag. done, if set, receives the outcome.
+type flagOp struct {
+	key  string
+	lock bool
+	done chan error
+}
 
 type listener struct {
 	s *Store
 
 	mu      sync.Mutex
 	subs    map[string]map[chan struct{}]struct{}
-	marks   map[string]time.Time
+	flagged map[string]bool // keys whose flag the current connection holds
+	ops     []flagOp
 	running bool
 	closed  bool
 	ready   bool          // LISTEN is active
@@ -43,6 +57,7 @@ type listener struct {
 	results int           // connection attempts that ended (ready or failed)
 	changed chan struct{} // closed and replaced when ready or lastErr change
 	kick    chan struct{} // cuts the loop's retry backoff short
+	poke    chan struct{} // interrupts the loop's wait: ops are queued
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -51,9 +66,10 @@ func newListener(s *Store) *listener {
 	return &listener{
 		s:       s,
 		subs:    make(map[string]map[chan struct{}]struct{}),
-		marks:   make(map[string]time.Time),
+		flagged: make(map[string]bool),
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
+		poke:    make(chan struct{}, 1),
 	}
 }
 
@@ -86,7 +102,11 @@ func (l *listener) subscribe(ctx context.Context, key string) (<-chan struct{}, 
 		l.subs[key] = make(map[chan struct{}]struct{})
 	}
 	l.subs[key][ch] = struct{}{}
-	needMark := time.Since(l.marks[key]) > markRefresh
+	var done chan error
+	if !l.flagged[key] {
+		done = make(chan error, 1)
+		l.enqueue(flagOp{key: key, lock: true, done: done})
+	}
 	l.mu.Unlock()
 	var once sync.Once
 	unsub := func() {
@@ -96,27 +116,38 @@ func (l *listener) subscribe(ctx context.Context, key string) (<-chan struct{}, 
 			delete(l.subs[key], ch)
 			if len(l.subs[key]) == 0 {
 				delete(l.subs, key)
+				if l.flagged[key] {
+					l.enqueue(flagOp{key: key})
+				}
 			}
 		})
 	}
-	if needMark {
-		if _, err := l.s.q.exec(ctx, l.s.st.mark, key); err != nil {
+	if done != nil {
+		// The flag must be up before the caller's next acquire attempt.
+		var err error
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil {
 			unsub()
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
 			return nil, nil, l.s.fail(ctx, "subscribe", err)
 		}
-		l.mu.Lock()
-		now := time.Now()
-		l.marks[key] = now
-		if len(l.marks) > 1024 {
-			for k, t := range l.marks {
-				if now.Sub(t) > markRefresh {
-					delete(l.marks, k)
-				}
-			}
-		}
-		l.mu.Unlock()
 	}
 	return ch, unsub, nil
+}
+
+// enqueue queues op for the listening loop. Called with mu held.
+func (l *listener) enqueue(op flagOp) {
+	l.ops = append(l.ops, op)
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
 }
 
 // waitReady starts the listening loop if needed and waits until LISTEN is
@@ -179,10 +210,21 @@ func (l *listener) run(ctx context.Context) {
 	backoff := listenRetryMin
 	for {
 		err := l.serve(ctx)
+		l.mu.Lock()
+		// The connection is gone, and the flags with it. Queued lock
+		// requests fail; the next connection raises the flags of every
+		// key that still has subscribers.
+		clear(l.flagged)
+		for _, op := range l.ops {
+			if op.done != nil {
+				op.done <- fmt.Errorf("%w: the listening connection failed: %v", ErrUnreachable, err)
+			}
+		}
+		l.ops = nil
 		if ctx.Err() != nil {
+			l.mu.Unlock()
 			return
 		}
-		l.mu.Lock()
 		l.setState(false, err)
 		l.mu.Unlock()
 		if errors.Is(err, errNoWait) {
@@ -198,22 +240,41 @@ func (l *listener) run(ctx context.Context) {
 	}
 }
 
-// serve LISTENs on one connection and dispatches notifications until the
-// connection fails or ctx is done.
+// serve runs one listening connection until it fails or ctx is done.
 func (l *listener) serve(ctx context.Context) error {
-	fn := func(c *pgx.Conn) error {
-		if _, err := c.Exec(ctx, "LISTEN "+quoteIdent(l.s.channel)); err != nil {
+	if cs := l.s.opts.ListenConnString; cs != "" {
+		c, err := pgx.Connect(ctx, cs)
+		if err != nil {
 			return err
 		}
-		l.mu.Lock()
-		l.setState(true, nil)
-		l.wakeAll() // a release may have been missed while we were down
-		l.mu.Unlock()
-		for {
-			n, err := c.WaitForNotification(ctx)
-			if err != nil {
-				return err
-			}
+		defer closeConn(c)
+		return l.serveConn(ctx, c)
+	}
+	return l.s.q.listen(ctx, func(c *pgx.Conn) error { return l.serveConn(ctx, c) })
+}
+
+func (l *listener) serveConn(ctx context.Context, c *pgx.Conn) error {
+	if _, err := c.Exec(ctx, "LISTEN "+quoteIdent(l.s.channel)); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	for key := range l.subs {
+		l.ops = append(l.ops, flagOp{key: key, lock: true})
+	}
+	l.mu.Unlock()
+	if err := l.runOps(ctx, c); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.setState(true, nil)
+	l.wakeAll() // a release may have been missed while we were down
+	l.mu.Unlock()
+	for {
+		n, err := l.wait(ctx, c)
+		if err != nil {
+			return err
+		}
+		if n != nil {
 			l.mu.Lock()
 			for ch := range l.subs[n.Payload] {
 				select {
@@ -223,16 +284,96 @@ func (l *listener) serve(ctx context.Context) error {
 			}
 			l.mu.Unlock()
 		}
+		if err := l.runOps(ctx, c); err != nil {
+			return err
+		}
 	}
-	if cs := l.s.opts.ListenConnString; cs != "" {
-		c, err := pgx.Connect(ctx, cs)
+}
+
+// runOps raises and lowers waiter flags as queued.
+func (l *listener) runOps(ctx context.Context, c *pgx.Conn) error {
+	for {
+		l.mu.Lock()
+		if len(l.ops) == 0 {
+			l.mu.Unlock()
+			return nil
+		}
+		op := l.ops[0]
+		l.ops = l.ops[1:]
+		// Skip work that is moot by now: a flag already up or no longer
+		// wanted, or one whose key has subscribers again.
+		_, wanted := l.subs[op.key]
+		skip := (op.lock && (l.flagged[op.key] || !wanted)) || (!op.lock && (wanted || !l.flagged[op.key]))
+		l.mu.Unlock()
+		var err error
+		if !skip {
+			hi, lo := flagHalves(l.s.LockID(op.key))
+			q := "SELECT pg_advisory_lock_shared($1::int4, $2::int4)"
+			if !op.lock {
+				q = "SELECT pg_advisory_unlock_shared($1::int4, $2::int4)"
+			}
+			_, err = c.Exec(ctx, q, hi, lo)
+			if err == nil {
+				l.mu.Lock()
+				l.flagged[op.key] = op.lock
+				if _, wanted := l.subs[op.key]; op.lock && !wanted {
+					// Unsubscribed while the flag went up.
+					l.ops = append(l.ops, flagOp{key: op.key})
+				}
+				l.mu.Unlock()
+			}
+		}
+		if op.done != nil {
+			op.done <- err
+		}
 		if err != nil {
 			return err
 		}
-		defer closeConn(c)
-		return fn(c)
 	}
-	return l.s.q.listen(ctx, fn)
+}
+
+// wait waits for a notification, for ops to be queued, or for ctx. It does
+// not hand a context to pgx (whose watcher may be configured to send cancel
+// requests): it interrupts the read with a past deadline instead.
+func (l *listener) wait(ctx context.Context, c *pgx.Conn) (*pgconn.Notification, error) {
+	l.mu.Lock()
+	pending := len(l.ops) > 0
+	l.mu.Unlock()
+	if pending {
+		return nil, nil
+	}
+	nc := c.PgConn().Conn()
+	stop := make(chan struct{})
+	interrupted := make(chan bool, 1)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-l.poke:
+		case <-stop:
+			interrupted <- false
+			return
+		}
+		_ = nc.SetReadDeadline(time.Now())
+		interrupted <- true
+	}()
+	n, err := c.WaitForNotification(context.Background())
+	close(stop)
+	if <-interrupted {
+		_ = nc.SetReadDeadline(time.Time{})
+		if err != nil && !c.IsClosed() {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return n, nil // poked: run the queued ops
+		}
+	}
+	return n, err
+}
+
+// flagHalves is the two-int4 advisory key of a waiter flag.
+func flagHalves(id int64) (hi, lo int32) {
+	u := uint64(id)
+	return int32(u >> 32), int32(u)
 }
 
 // wakeAll wakes every subscriber. Called with mu held.

@@ -39,8 +39,8 @@ const (
 	// is empty.
 	DefaultSchema = "public"
 	// DefaultTable is the lease table's name when Options.Table is empty.
-	// The other objects are named after it: Table+"_waiters" (wake-up
-	// marks) and Table+"_token_seq" (advisory-mode tokens).
+	// The advisory mode's token sequence is named after it:
+	// Table+"_token_seq".
 	DefaultTable = "leasehold_leases"
 )
 

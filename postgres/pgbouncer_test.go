@@ -60,6 +60,7 @@ func TestPgBouncerTransactionPooling(t *testing.T) {
 	}
 
 	leasetest.Run(t, leasetest.Config{
+		ShortTTL: shortTTL,
 		Open: func(t testing.TB) leasehold.Store {
 			s, err := postgres.OpenURL(ctxT(t), u)
 			if err != nil {

@@ -10,21 +10,19 @@ import (
 type statements struct {
 	leaseAcquire, leaseAbandon, leaseRenew, leaseRelease, leaseHolder, leaseList, leaseRenewMany string
 	advAcquire, advRenew, advRelease, advHolder                                                  string
-	mark                                                                                         string
 }
 
 // names are the quoted, schema-qualified names of the store's objects.
 type names struct {
-	schema, table, waiters, seq string
+	schema, table, seq string
 }
 
 func objectNames(o Options) names {
 	s := quoteIdent(o.Schema)
 	return names{
-		schema:  s,
-		table:   s + "." + quoteIdent(o.Table),
-		waiters: s + "." + quoteIdent(o.Table+"_waiters"),
-		seq:     s + "." + quoteIdent(o.Table+"_token_seq"),
+		schema: s,
+		table:  s + "." + quoteIdent(o.Table),
+		seq:    s + "." + quoteIdent(o.Table+"_token_seq"),
 	}
 }
 
@@ -33,6 +31,13 @@ const usInterval = "::bigint::float8 * interval '1 microsecond'"
 
 // nowMS is the server's clock in Unix milliseconds.
 const nowMS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+
+// notifyIfWaited notifies channel with key as payload if anyone holds the
+// key's waiter flag (hi, lo) in shared mode; it is true if it notified.
+func notifyIfWaited(hi, lo, channel, key string) string {
+	return `CASE WHEN pg_try_advisory_xact_lock(` + hi + `::int4, ` + lo + `::int4) THEN false
+  ELSE pg_notify(` + channel + `::text, ` + key + `::text) IS NOT NULL END`
+}
 
 // advisoryHolderApp finds the application_name of the session holding the
 // advisory lock whose halves are the parameters classid and objid.
@@ -43,7 +48,7 @@ func advisoryHolderApp(classid, objid string) string {
 }
 
 func buildStatements(n names) statements {
-	r := strings.NewReplacer("{T}", n.table, "{W}", n.waiters, "{SEQ}", quoteLiteral(n.seq), "{US}", usInterval, "{NOWMS}", nowMS)
+	r := strings.NewReplacer("{T}", n.table, "{SEQ}", quoteLiteral(n.seq), "{US}", usInterval, "{NOWMS}", nowMS)
 	var st statements
 
 	// Lease-row mode. One row per key; rows are never deleted, so the token
@@ -72,13 +77,15 @@ WHERE key = $1::text AND owner = $2::text`)
 	st.leaseRenew = r.Replace(`UPDATE {T} SET expires_at = clock_timestamp() + $4{US}
 WHERE key = $1::text AND owner = $2::text AND token = $3::bigint`)
 
-	// Release clears the owner and, only when a waiter has marked the key,
-	// notifies in the same statement (NOTIFY serialises committing
-	// transactions server-wide, so it is not paid when nobody waits). No
-	// row: not held.
+	// Release clears the owner and, only when someone waits for the key
+	// (a listening connection holds a shared lock on the key's waiter flag,
+	// so the exclusive try fails), notifies in the same statement. No row:
+	// not held.
+	//
+	// $1 key, $2 owner, $3 token, $4 $5 flag, $6 channel.
 	st.leaseRelease = r.Replace(`UPDATE {T} SET owner = NULL, label = '', expires_at = NULL
 WHERE key = $1::text AND owner = $2::text AND token = $3::bigint
-RETURNING (SELECT count(pg_notify($4::text, w.key)) FROM {W} w WHERE w.key = $1::text AND w.until > clock_timestamp())`)
+RETURNING ` + notifyIfWaited("$4", "$5", "$6", "$1"))
 
 	st.leaseHolder = r.Replace(`SELECT h.label, h.token, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint
 FROM {T} h, (SELECT clock_timestamp() AS now) c
@@ -120,23 +127,19 @@ FROM (SELECT pg_try_advisory_lock($1::bigint) AS ok OFFSET 0) l`)
   set_config('idle_session_timeout', $6::bigint::text, false) IS NOT NULL`
 
 	// $1 lock id, $2 previous application_name, $3 previous
-	// idle_session_timeout, $4 channel, $5 key.
-	st.advRelease = r.Replace(`SELECT pg_advisory_unlock($1::bigint),
+	// idle_session_timeout, $4 $5 flag, $6 channel, $7 key.
+	st.advRelease = `SELECT pg_advisory_unlock($1::bigint),
   set_config('application_name', $2::text, false) IS NOT NULL,
   set_config('idle_session_timeout', $3::text, false) IS NOT NULL,
-  (SELECT count(pg_notify($4::text, w.key)) FROM {W} w WHERE w.key = $5::text AND w.until > clock_timestamp())`)
+  ` + notifyIfWaited("$4", "$5", "$6", "$7")
 
 	st.advHolder = `SELECT x.app IS NOT NULL, COALESCE(x.app, ''), ` + nowMS + `
 FROM (SELECT ` + advisoryHolderApp("$1::bigint", "$2::bigint") + ` AS app) x`
-
-	// A waiter's mark: releases of key notify until it passes.
-	st.mark = r.Replace(`INSERT INTO {W} AS w (key, until) VALUES ($1::text, clock_timestamp() + interval '2 minutes')
-ON CONFLICT (key) DO UPDATE SET until = greatest(w.until, excluded.until)`)
 	return st
 }
 
-// quoteLiteral quotes a string literal in the E” form, which means the same
-// whatever standard_conforming_strings is.
+// quoteLiteral quotes a string literal in the escape form (E'...'), which
+// means the same whatever standard_conforming_strings is.
 func quoteLiteral(s string) string {
 	s = strings.ReplaceAll(s, `\`, `\\`)
 	s = strings.ReplaceAll(s, `'`, `''`)

@@ -2,8 +2,9 @@
 // own so that the store does not depend on what it is compared with
 // (cirello.io/pglock). Run them all in one go against one throwaway server:
 //
-//	cd postgres/bench && GOWORK=off go test -run '^$' -bench . -benchtime 2s -count 3
+//	cd postgres/bench && GOWORK=off go test -run '^$' -bench . -benchtime 20x
 //
-// TestMain prints a summary table with the ratios to the raw floors and to
-// pglock after the benchmarks.
+// The acquire+release contenders take turns in short slices (the machines
+// are shared and noisy), and TestMain prints a table with the ratios to the
+// raw floors and to pglock after the benchmarks.
 package bench
