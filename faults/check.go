@@ -490,8 +490,20 @@ func checkExclusion(evs []Event, p Params, m *Metrics) {
 	eps := episodes(evs)
 	live := map[string][]*holdRec{} // key -> grants seen
 	recs := map[grantID]*holdRec{}
-	// A release ends a hold when it is sent; events are in return order.
+	// A release ends a hold when it is sent (events are in return order),
+	// and a kill ends every hold of the killed process: a dead holder
+	// cannot act on its lease, and a store may free its keys at once.
 	released := map[grantID]int64{}
+	killed := map[string]int64{}
+	for _, ep := range eps {
+		if ep.fault == "F3" || ep.fault == "F9" {
+			for _, id := range strings.Split(ep.target, ",") {
+				if _, ok := killed[id]; !ok {
+					killed[id] = ep.on
+				}
+			}
+		}
+	}
 	for _, e := range evs {
 		if e.Kind == EvStoreRelease {
 			g := grantID{e.Key, e.Owner, e.Token}
@@ -510,6 +522,9 @@ func checkExclusion(evs []Event, p Params, m *Metrics) {
 			r := recs[g]
 			if r == nil {
 				r = &holdRec{g: g, src: e.Src, ended: released[g]}
+				if k, ok := killed[e.Src]; ok && (r.ended == 0 || k < r.ended) {
+					r.ended = k
+				}
 				recs[g] = r
 				live[e.Key] = append(live[e.Key], r)
 			}
