@@ -5,7 +5,7 @@ package main
 // and a case to the switch in app.main.
 
 // commands lists the subcommands, in the order of usageText.
-var commands = []string{"run", "acquire", "renew", "release", "status", "migrate", "help"}
+var commands = []string{"run", "acquire", "renew", "release", "status", "migrate", "bench", "help"}
 
 const usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
@@ -162,6 +162,7 @@ schema, and migrate says so and exits 0.
 Flags:
   --store URL    the store (default $LEASEHOLD_STORE; required)
 `,
+	"bench": benchUsage, // in bench.go, next to the command
 	"help": `Usage: leasehold help [COMMAND]
 
 Prints the usage of leasehold, or of one command.
