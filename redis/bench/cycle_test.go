@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"sync"
@@ -25,20 +26,28 @@ var scenarios = []scenario{
 	{"hot8", 8, true},
 }
 
+// rounds repeats every implementation in every scenario, interleaved.
+var rounds = flag.Int("rounds", 1, "rounds of BenchmarkCycle; the ratios are medians over them")
+
 // BenchmarkCycle measures acquire+release cycles: per implementation and
 // scenario, cycles per second and the p50 and p99 latency of a cycle. On the
 // hot key a refused attempt is retried at once, and the cycle's latency
 // includes the retries.
+//
+// Within a round, the implementations run one after the other in each
+// scenario; with -rounds N the rounds interleave them, so the ratios printed
+// at the end (medians over the rounds) compare runs made under similar
+// machine load.
 func BenchmarkCycle(b *testing.B) {
-	for _, im := range impls {
-		b.Run(im.name, func(b *testing.B) {
-			for _, sc := range scenarios {
-				b.Run(sc.name, func(b *testing.B) {
+	for r := 1; r <= *rounds; r++ {
+		for _, sc := range scenarios {
+			for _, im := range impls {
+				b.Run(fmt.Sprintf("%s/%s/round%d", sc.name, im.name, r), func(b *testing.B) {
 					try := im.open(b)
 					drive(b, im.name, sc, try)
 				})
 			}
-		})
+		}
 	}
 }
 
@@ -94,5 +103,5 @@ func drive(b *testing.B, impl string, sc scenario, try attempt) {
 	b.ReportMetric(perSec, "cycles/s")
 	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
-	record(sc.name, impl, b.N, perSec)
+	record(sc.name, impl, b.Name(), perSec)
 }

@@ -6,7 +6,7 @@
 //
 // Run everything, in one command, from this folder:
 //
-//	GOWORK=off go test -run '^$' -bench . -benchtime 1s
+//	GOWORK=off go test -run '^$' -bench . -benchtime 1s -args -rounds 3
 //
 // After the benchmarks, TestMain prints a table of ratios: each
 // implementation's cost per acquire+release cycle over the raw floor's with
@@ -65,39 +65,31 @@ func run(m *testing.M) int {
 	return code
 }
 
-// results holds every run of each cycle benchmark:
-// results[scenario][implementation] = the runs' b.N and cycles per second.
+// results holds the cycle benchmarks' results:
+// results[scenario][implementation][benchmark name] = cycles per second of
+// the benchmark's last (full-length) run; each round has its own name.
 var (
 	resultsMu sync.Mutex
-	results   = map[string]map[string][]sample{}
+	results   = map[string]map[string]map[string]float64{}
 )
 
-type sample struct {
-	n      int
-	perSec float64
-}
-
-func record(scenario, impl string, n int, perSec float64) {
+func record(scenario, impl, name string, perSec float64) {
 	resultsMu.Lock()
 	defer resultsMu.Unlock()
 	if results[scenario] == nil {
-		results[scenario] = map[string][]sample{}
+		results[scenario] = map[string]map[string]float64{}
 	}
-	results[scenario][impl] = append(results[scenario][impl], sample{n, perSec})
+	if results[scenario][impl] == nil {
+		results[scenario][impl] = map[string]float64{}
+	}
+	results[scenario][impl][name] = perSec
 }
 
-// rate is the median over the full-length runs (the probing runs with a
-// small b.N that the testing package makes first are left out).
-func rate(ss []sample) float64 {
-	maxN := 0
-	for _, s := range ss {
-		maxN = max(maxN, s.n)
-	}
+// rate is the median over the rounds.
+func rate(runs map[string]float64) float64 {
 	var v []float64
-	for _, s := range ss {
-		if s.n*4 >= maxN {
-			v = append(v, s.perSec)
-		}
+	for _, r := range runs {
+		v = append(v, r)
 	}
 	sort.Float64s(v)
 	return v[len(v)/2]
@@ -118,15 +110,16 @@ func printRatios() {
 	if len(results) == 0 {
 		return
 	}
-	var scenarios []string
+	var order []string
 	impls := map[string]bool{}
-	for s, r := range results {
-		scenarios = append(scenarios, s)
-		for i := range r {
-			impls[i] = true
+	for _, sc := range scenarios {
+		if r, ok := results[sc.name]; ok {
+			order = append(order, sc.name)
+			for i := range r {
+				impls[i] = true
+			}
 		}
 	}
-	sort.Strings(scenarios)
 	var names []string
 	for i := range impls {
 		names = append(names, i)
@@ -135,13 +128,13 @@ func printRatios() {
 	fmt.Println()
 	fmt.Println("acquire+release cycles: cost over the raw floor with the same client (lower is better) / throughput over bsm/redislock (higher is better)")
 	fmt.Printf("%-26s", "implementation")
-	for _, s := range scenarios {
+	for _, s := range order {
 		fmt.Printf(" %-20s", s)
 	}
 	fmt.Println()
 	for _, n := range names {
 		fmt.Printf("%-26s", n)
-		for _, s := range scenarios {
+		for _, s := range order {
 			r := results[s]
 			if len(r[n]) == 0 {
 				fmt.Printf(" %-20s", "-")

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -83,3 +84,37 @@ func (a *client) Eval(ctx context.Context, script string, keys, args []string) (
 func (a *client) Addr() string  { return a.addr }
 func (a *client) Cluster() bool { return a.cluster }
 func (a *client) Close() error  { return a.c.Close() }
+
+// Scan implements redis.Scanner: SCAN on the server, or on every primary of
+// a cluster.
+func (a *client) Scan(ctx context.Context, match string, fn func(names []string) error) error {
+	var mu sync.Mutex // ForEachMaster scans the primaries at once
+	scan := func(ctx context.Context, c *redis.Client) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, match, 1000).Result()
+			if err != nil {
+				return err
+			}
+			if len(keys) > 0 {
+				mu.Lock()
+				err = fn(keys)
+				mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+	}
+	switch c := a.c.(type) {
+	case *redis.Client:
+		return scan(ctx, c)
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, scan)
+	}
+	return errors.New("goredis: SCAN is not supported on this client type")
+}

@@ -76,3 +76,31 @@ func (a *client) Eval(ctx context.Context, script string, keys, args []string) (
 func (a *client) Addr() string  { return a.addr }
 func (a *client) Cluster() bool { return a.cluster }
 func (a *client) Close() error  { a.c.Close(); return nil }
+
+// Scan implements redis.Scanner: SCAN on the server, or on every node of a
+// cluster (names found on a replica too are reported twice; List dedupes).
+func (a *client) Scan(ctx context.Context, match string, fn func(names []string) error) error {
+	nodes := map[string]rueidis.Client{a.addr: a.c}
+	if a.cluster {
+		nodes = a.c.Nodes()
+	}
+	for _, c := range nodes {
+		var cursor uint64
+		for {
+			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(match).Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				return err
+			}
+			if len(e.Elements) > 0 {
+				if err := fn(e.Elements); err != nil {
+					return err
+				}
+			}
+			if e.Cursor == 0 {
+				break
+			}
+			cursor = e.Cursor
+		}
+	}
+	return nil
+}

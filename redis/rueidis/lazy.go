@@ -129,3 +129,16 @@ func (l *lazyClient) Close() error {
 	l.wg.Wait()
 	return nil
 }
+
+// Scan forwards to the connected client.
+func (l *lazyClient) Scan(ctx context.Context, match string, fn func(names []string) error) error {
+	c, err := l.get(ctx)
+	if err != nil {
+		return err
+	}
+	sc, ok := c.(lhredis.Scanner)
+	if !ok {
+		return errors.New("rueidis: client cannot SCAN")
+	}
+	return sc.Scan(ctx, match, fn)
+}

@@ -20,6 +20,9 @@ func TestEncodeInjectiveAndBraceFree(t *testing.T) {
 		if strings.ContainsAny(e, "{}") {
 			t.Errorf("Encode(%q) = %q holds a brace", k, e)
 		}
+		if d, ok := Decode(e); !ok || d != k {
+			t.Errorf("Decode(Encode(%q)) = %q, %v", k, d, ok)
+		}
 		if prev, ok := seen[e]; ok {
 			t.Errorf("Encode(%q) = Encode(%q) = %q", k, prev, e)
 		}
@@ -50,6 +53,16 @@ func TestNamesPrefixFree(t *testing.T) {
 		}
 		if Slot(n.Lock(a)) != Slot(n.Counter(a)) {
 			t.Errorf("key %q: lock and counter in different slots", a)
+		}
+	}
+	for _, k := range keys {
+		if got, ok := n.KeyOfLock(n.Lock(k)); !ok || got != k {
+			t.Errorf("KeyOfLock(Lock(%q)) = %q, %v", k, got, ok)
+		}
+	}
+	for _, bad := range []string{"other:{a}:lock", "leasehold:{a}:token", "leasehold:{%7}:lock", "leasehold:{%41}:lock", "leasehold:{a{}:lock"} {
+		if k, ok := n.KeyOfLock(bad); ok {
+			t.Errorf("KeyOfLock(%q) = %q, want failure", bad, k)
 		}
 	}
 	if _, err := NewNames("bad{"); err == nil {

@@ -79,3 +79,49 @@ func Encode(key string) string {
 	}
 	return b.String()
 }
+
+// KeyOfLock returns the key whose lease is stored under name, the inverse
+// of Lock.
+func (n Names) KeyOfLock(name string) (string, bool) {
+	enc, ok := strings.CutPrefix(name, n.prefix+"{")
+	if !ok {
+		return "", false
+	}
+	enc, ok = strings.CutSuffix(enc, "}:lock")
+	if !ok {
+		return "", false
+	}
+	return Decode(enc)
+}
+
+// Decode inverts Encode; it fails on anything Encode does not produce.
+func Decode(enc string) (string, bool) {
+	if !strings.Contains(enc, "%") {
+		return enc, !strings.ContainsAny(enc, "{}")
+	}
+	var b strings.Builder
+	for i := 0; i < len(enc); i++ {
+		c := enc[i]
+		switch c {
+		case '{', '}':
+			return "", false
+		case '%':
+			if i+2 >= len(enc) {
+				return "", false
+			}
+			switch enc[i+1 : i+3] {
+			case "25":
+				c = '%'
+			case "7B":
+				c = '{'
+			case "7D":
+				c = '}'
+			default:
+				return "", false
+			}
+			i += 2
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), true
+}

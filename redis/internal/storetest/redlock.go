@@ -104,11 +104,6 @@ func (e *RedlockEnv) openURLErrors(t *testing.T) {
 	}
 }
 
-// shortTTL is the redlock suites' expiry TTL. Redlock needs every round
-// trip of a round within the validity (TTL - elapsed - drift); on a loaded
-// two-core machine under the race detector, 300 ms is too tight.
-const shortTTL = time.Second
-
 func (e *RedlockEnv) conformance(t *testing.T) {
 	leasetest.Run(t, leasetest.Config{
 		ShortTTL: shortTTL,

@@ -54,6 +54,7 @@ func Run(t *testing.T, env Env) {
 		{"connection_loss_wakes_waiters", e.wakeOnConnectionLoss},
 		{"subscription_shared_and_dropped", e.subscriptionLifetime},
 		{"info_reports_safe_tokens_with_caveat", e.info},
+		{"list_by_prefix", e.list},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
@@ -105,10 +106,16 @@ func (e *Env) command(t testing.TB, s *redistest.Server, args ...string) string 
 	return r
 }
 
+// shortTTL is the suites' expiry and renewal TTL: 300 ms (the suite's
+// default) leaves a renewal 200 ms, which a loaded two-core machine under
+// the race detector sometimes misses.
+const shortTTL = time.Second
+
 func (e *Env) conformanceOpenURL(t *testing.T) {
 	leasetest.Run(t, leasetest.Config{
-		Open:    func(t testing.TB) leasehold.Store { return e.open(t) },
-		Restart: func(t testing.TB) { Restart(t, e.Server) },
+		ShortTTL: shortTTL,
+		Open:     func(t testing.TB) leasehold.Store { return e.open(t) },
+		Restart:  func(t testing.TB) { Restart(t, e.Server) },
 	})
 }
 
@@ -118,6 +125,7 @@ func (e *Env) conformanceUserClient(t *testing.T) {
 	c := e.NewClient(t, e.Server.Addr())
 	warm(t, c)
 	leasetest.Run(t, leasetest.Config{
+		ShortTTL: shortTTL,
 		Open: func(t testing.TB) leasehold.Store {
 			s, err := lhredis.New(c, &lhredis.Options{Prefix: "user-client:"})
 			if err != nil {
@@ -639,5 +647,50 @@ func (e *Env) info(t *testing.T) {
 	info := e.open(t).Info()
 	if info.Name != "redis" || !info.SafeTokens || !strings.Contains(info.TokenCaveat, "clock") {
 		t.Fatalf("Info = %+v, want SafeTokens with a caveat naming the clock assumption", info)
+	}
+}
+
+// List finds the held keys under a prefix, and only those: not a key that
+// merely shares a prefix of its storage name, not a released one.
+func (e *Env) list(t *testing.T) {
+	st := e.open(t)
+	base := Key(t, "") + "/"
+	keys := []string{"a", "a/x", "a*", "a?", "a[1]", "a{b}", "a%7D", "b", "released"}
+	gs := map[string]leasehold.Grant{}
+	for _, k := range keys {
+		g, err := st.Acquire(Ctx(t), Req(base+k, time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs[k] = g
+	}
+	if err := st.Release(Ctx(t), gs["released"]); err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string][]string{
+		"a":        {"a", "a%7D", "a*", "a/x", "a?", "a[1]", "a{b}"},
+		"a*":       {"a*"},
+		"a[":       {"a[1]"},
+		"a{":       {"a{b}"},
+		"a%":       {"a%7D"},
+		"":         {"a", "a%7D", "a*", "a/x", "a?", "a[1]", "a{b}", "b"},
+		"released": nil,
+		"zzz":      nil,
+	} {
+		hs, err := st.List(Ctx(t), base+prefix)
+		if err != nil {
+			t.Fatalf("List(%q): %v", prefix, err)
+		}
+		var got []string
+		for _, h := range hs {
+			k := strings.TrimPrefix(h.Key, base)
+			got = append(got, k)
+			if h.Token != gs[k].Token || h.Label != "test" || h.Remaining <= 0 {
+				t.Errorf("List(%q): holder %+v, want token %d", prefix, h, gs[k].Token)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("List(%q) = %q, want %q", prefix, got, want)
+		}
 	}
 }
