@@ -108,17 +108,37 @@ type advLease struct {
 
 	mu          sync.Mutex // serialises use of sess
 	sess        session    // nil once released or lost
+	watchGen    uint64     // bumped by stopWatch: a pending start is void
+	watchTimer  *time.Timer
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
 }
 
+// watchDelay is how long a session stays idle before the watcher starts
+// reading it. A lease released sooner (a short critical section) never
+// pays for a watcher; one that lives longer has it from then on.
+const watchDelay = 20 * time.Millisecond
+
 func (l *advLease) markLost() { l.lostOnce.Do(func() { close(l.lost) }) }
 
-// startWatch watches the idle session until stopWatch: when the connection
-// breaks (the server restarted, ended the session at its
-// idle_session_timeout, or the network failed) the lock is gone, so Lost is
-// closed at once instead of at the next renewal. Called with mu held.
+// startWatch arranges for the idle session to be watched from watchDelay on,
+// until stopWatch: when the connection breaks (the server restarted, ended
+// the session at its idle_session_timeout, or the network failed) the lock
+// is gone, so Lost is closed at once instead of at the next renewal. Called
+// with mu held.
 func (l *advLease) startWatch() {
+	gen := l.watchGen
+	l.watchTimer = time.AfterFunc(watchDelay, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.watchGen == gen && l.sess != nil && l.watchCancel == nil {
+			l.beginWatch()
+		}
+	})
+}
+
+// beginWatch starts the watcher. Called with mu held.
+func (l *advLease) beginWatch() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	l.watchCancel, l.watchDone = cancel, done
@@ -146,6 +166,11 @@ func (l *advLease) startWatch() {
 
 // stopWatch stops the watcher and waits for it. Called with mu held.
 func (l *advLease) stopWatch() {
+	l.watchGen++
+	if l.watchTimer != nil {
+		l.watchTimer.Stop()
+		l.watchTimer = nil
+	}
 	if l.watchCancel != nil {
 		l.watchCancel()
 		<-l.watchDone

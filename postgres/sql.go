@@ -30,7 +30,7 @@ func objectNames(o Options) names {
 const usInterval = "::bigint::float8 * interval '1 microsecond'"
 
 // nowMS is the server's clock in Unix milliseconds.
-const nowMS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+const nowMS = "(date_part('epoch', clock_timestamp()) * 1000)::bigint"
 
 // notifyIfWaited notifies channel with key as payload if anyone holds the
 // key's waiter flag (hi, lo) in shared mode; it is true if it notified.
