@@ -19,8 +19,11 @@
 // between each holder and the store that adds latency beyond the TTL, drops
 // replies after the request went through, resets connections and partitions,
 // store pauses, store kills and restarts (Redis also without persistence),
-// the kill of an etcd cluster's leader, and a holder clock that runs slow
-// (an injected leasehold.Clock). Every acquire, renew, release, loss signal
+// the kill of an etcd cluster's leader, Redlock's split majority (a master
+// restarted empty while a holder's grant lives on a bare majority), a step
+// of the Redis server's wall clock (libfaketime, or where that fails the
+// harness's own LD_PRELOAD library), and a holder clock that runs slow (an
+// injected leasehold.Clock). Every acquire, renew, release, loss signal
 // and protected operation is recorded with CLOCK_MONOTONIC timestamps, which
 // are system-wide on Linux, so holder, resource and harness events share one
 // time line.
