@@ -31,9 +31,11 @@
 // The checkers (Check) then report stale-token writes the resource accepted
 // (an exact scan of the resource's admission order, and a linearizability
 // check of the holders' view with porcupine), tokens that went backwards or
-// repeated, protected operations issued after the holder's own loss signal,
-// takeover time after a kill as a ratio of the TTL, keys still stuck after
-// the faults healed, and the unfenced counter's overlaps and lost updates.
+// repeated, concurrent holders (a lease accepted while another holder's
+// lease on the key was still within its own deadline), protected operations
+// issued after the holder's own loss signal or deadline, takeover time after
+// a kill as a ratio of the TTL, keys still stuck after the faults healed,
+// and the unfenced counter's overlaps and lost updates.
 // A run whose pauses never produced a stale write attempt is invalid, not a
 // pass. A mutation run disables the fence check and must be reported as a
 // violation every time.
