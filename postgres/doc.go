@@ -46,9 +46,12 @@
 // transaction pooling mode; the tests run the conformance suite through
 // PgBouncer 1.18 that way. PgBouncer before 1.21 does not keep named
 // prepared statements in that mode: use default_query_exec_mode=cache_describe
-// (or exec, or simple_protocol) in the URL. LISTEN needs a session of its
-// own: set Options.ListenConnString (URL parameter listen=) to a direct
-// connection, or waiters fall back to their backoff.
+// (or exec, or simple_protocol) in the URL. LISTEN and the waiter flags
+// (below) need a session of their own: set Options.ListenConnString (URL
+// parameter listen=) to a direct connection or a session-pooled one.
+// Without it wake-ups go astray (waiters fall back to their backoff, and a
+// flag left on a shared server session makes releases of its key notify for
+// nothing); leases themselves are unaffected.
 //
 // An acquire whose answer was lost (the caller's context ended mid-statement,
 // the connection broke) may still have been applied; the store then clears

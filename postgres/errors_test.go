@@ -56,6 +56,51 @@ func noConnsAcquired(t *testing.T, pool *pgxpool.Pool) {
 	}
 }
 
+// handle is a store on one of the two kinds of pool, with a way to count
+// the connections it has checked out.
+type handle struct {
+	s     *postgres.Store
+	inUse func() int
+}
+
+// kinds opens a store with opts on a pgxpool or a database/sql pool made
+// with the extra connection parameters.
+var kinds = map[string]func(t *testing.T, opts postgres.Options, params ...string) handle{
+	"pool": func(t *testing.T, opts postgres.Options, params ...string) handle {
+		p := newPool(t, params...)
+		s, err := postgres.New(p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return handle{s, func() int { return int(p.Stat().AcquiredConns()) }}
+	},
+	"db": func(t *testing.T, opts postgres.Options, params ...string) handle {
+		db := newDB(t, params...)
+		s, err := postgres.NewDB(db, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return handle{s, func() int { return db.Stats().InUse }}
+	},
+}
+
+// noneInUse checks that the store gave every connection back.
+func noneInUse(t *testing.T, h handle) {
+	t.Helper()
+	for i := 0; ; i++ {
+		n := h.inUse()
+		if n == 0 {
+			return
+		}
+		if i == 500 {
+			t.Fatalf("%d connections still in use, want 0", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // eventuallyFree waits until nobody holds key (an advisory lock whose
 // session was discarded goes when the server sees the connection close).
 func eventuallyFree(t *testing.T, s *postgres.Store, key string) {
@@ -210,30 +255,27 @@ func TestWrongPassword(t *testing.T) {
 
 func TestReadOnlyServer(t *testing.T) {
 	for _, mode := range modes {
-		t.Run(mode.String(), func(t *testing.T) {
-			opts := postgres.Options{Mode: mode, Schema: freshSchema(t)}
-			rw := migrated(t, newPool(t), opts)
-			// A session that cannot write, as on a hot standby.
-			roPool := newPool(t, "options="+pgOptions("-c default_transaction_read_only=on"))
-			ro, err := postgres.New(roPool, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ro.Close()
-			_, err = ro.Acquire(ctxT(t), req("k"))
-			wantStoreErr(t, "acquire on a read-only server", err, postgres.ErrReadOnly)
-			if !strings.Contains(err.Error(), "read-only") {
-				t.Errorf("error %q does not say read-only", err)
-			}
-			eventuallyFree(t, rw, "k")
-			noConnsAcquired(t, roPool)
-			// The key is usable and its token sequence intact.
-			g, err := rw.Acquire(ctxT(t), req("k"))
-			if err != nil {
-				t.Fatalf("acquire on the primary: %v", err)
-			}
-			_ = rw.Release(ctxT(t), g)
-		})
+		for kind, open := range kinds {
+			t.Run(mode.String()+"/"+kind, func(t *testing.T) {
+				opts := postgres.Options{Mode: mode, Schema: freshSchema(t)}
+				rw := migrated(t, newPool(t), opts)
+				// A session that cannot write, as on a hot standby.
+				ro := open(t, opts, "options="+pgOptions("-c default_transaction_read_only=on"))
+				_, err := ro.s.Acquire(ctxT(t), req("k"))
+				wantStoreErr(t, "acquire on a read-only server", err, postgres.ErrReadOnly)
+				if !strings.Contains(err.Error(), "read-only") {
+					t.Errorf("error %q does not say read-only", err)
+				}
+				eventuallyFree(t, rw, "k")
+				noneInUse(t, ro)
+				// The key is usable and its token sequence intact.
+				g, err := rw.Acquire(ctxT(t), req("k"))
+				if err != nil {
+					t.Fatalf("acquire on the primary: %v", err)
+				}
+				_ = rw.Release(ctxT(t), g)
+			})
+		}
 	}
 }
 
@@ -259,52 +301,56 @@ func blocker(t *testing.T, pool *pgxpool.Pool, mode postgres.Mode, schema string
 
 func TestStatementTimeout(t *testing.T) {
 	for _, mode := range modes {
-		t.Run(mode.String(), func(t *testing.T) {
-			admin := newPool(t)
-			opts := postgres.Options{Mode: mode, Schema: freshSchema(t)}
-			rw := migrated(t, admin, opts)
-			g, err := rw.Acquire(ctxT(t), req("k")) // make the row exist
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rw.Release(ctxT(t), g); err != nil {
-				t.Fatal(err)
-			}
-			tx := blocker(t, admin, mode, opts.Schema)
+		for kind, open := range kinds {
+			t.Run(mode.String()+"/"+kind, func(t *testing.T) {
+				admin := newPool(t)
+				opts := postgres.Options{Mode: mode, Schema: freshSchema(t)}
+				rw := migrated(t, admin, opts)
+				g, err := rw.Acquire(ctxT(t), req("k")) // make the row exist
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := rw.Release(ctxT(t), g); err != nil {
+					t.Fatal(err)
+				}
+				tx := blocker(t, admin, mode, opts.Schema)
 
-			slowPool := newPool(t, "options="+pgOptions("-c statement_timeout=300"))
-			slow, err := postgres.New(slowPool, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer slow.Close()
-			_, err = slow.Acquire(ctxT(t), req("k"))
-			wantStoreErr(t, "acquire past statement_timeout", err, postgres.ErrStatementTimeout)
-			noConnsAcquired(t, slowPool)
-			eventuallyFree(t, rw, "k") // an advisory lock goes with its discarded session
+				slow := open(t, opts, "options="+pgOptions("-c statement_timeout=300"))
+				_, err = slow.s.Acquire(ctxT(t), req("k"))
+				wantStoreErr(t, "acquire past statement_timeout", err, postgres.ErrStatementTimeout)
+				noneInUse(t, slow)
+				eventuallyFree(t, rw, "k") // an advisory lock goes with its discarded session
 
-			// The caller's own deadline: its error comes back as is.
-			ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
-			defer cancel()
-			_, err = rw.Acquire(ctx, req("k"))
-			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("acquire past the caller's deadline: got %v, want context.DeadlineExceeded", err)
-			}
+				// The caller's own deadline, on a pool without a statement
+				// timeout: its error comes back as is, though the
+				// statement stays queued on the server.
+				plain := open(t, opts)
+				ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
+				defer cancel()
+				_, err = plain.s.Acquire(ctx, req("k"))
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("acquire past the caller's deadline: got %v, want context.DeadlineExceeded", err)
+				}
 
-			if err := tx.Rollback(ctxT(t)); err != nil {
-				t.Fatal(err)
-			}
-			eventuallyFree(t, rw, "k")
-			noConnsAcquired(t, slowPool)
-			g2, err := rw.Acquire(ctxT(t), req("k"))
-			if err != nil {
-				t.Fatalf("acquire after the timeouts: %v", err)
-			}
-			if g2.Token <= g.Token {
-				t.Fatalf("token %d after the timeouts not greater than %d", g2.Token, g.Token)
-			}
-			_ = rw.Release(ctxT(t), g2)
-		})
+				if err := tx.Rollback(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+				// Whatever the abandoned statements did on the server,
+				// the key comes free (an acquire that ran on unseen is
+				// cleared) and nothing stays checked out.
+				eventuallyFree(t, rw, "k")
+				noneInUse(t, slow)
+				noneInUse(t, plain)
+				g2, err := rw.Acquire(ctxT(t), req("k"))
+				if err != nil {
+					t.Fatalf("acquire after the timeouts: %v", err)
+				}
+				if g2.Token <= g.Token {
+					t.Fatalf("token %d after the timeouts not greater than %d", g2.Token, g.Token)
+				}
+				_ = rw.Release(ctxT(t), g2)
+			})
+		}
 	}
 }
 
