@@ -113,6 +113,9 @@ func Scale(ctx context.Context, s leasehold.Store, o ScaleOptions) ([]ScaleResul
 	var results []ScaleResult
 	baseline := int64(-1)
 	if o.Memory != nil {
+		// Open the store's connections before the baseline, so that the
+		// growth of a connection pool is not charged to the leases.
+		f.warm(ctx)
 		if m, err := o.Memory(ctx); err == nil {
 			baseline = m
 		}
@@ -232,6 +235,30 @@ func (f *filler) fill(ctx context.Context, n int, errs *tally) int {
 	}
 	wg.Wait()
 	return f.held() - start
+}
+
+// warm runs a few acquire+release cycles on each of o.Fillers goroutines
+// at once, as the fill will, so that the store's connections are open.
+// Errors are left for the fill to find.
+func (f *filler) warm(ctx context.Context) {
+	var wg sync.WaitGroup
+	for g := range f.o.Fillers {
+		wg.Go(func() {
+			for i := range 3 {
+				octx, cancel := opContext(ctx, f.o.OpTimeout)
+				gr, err := f.s.Acquire(octx, leasehold.AcquireRequest{
+					Key: fmt.Sprintf("%swarm/%d/%d", f.o.Prefix, g, i), Owner: f.owner, Label: Label, TTL: f.o.TTL})
+				if err == nil {
+					_ = f.s.Release(octx, gr)
+				}
+				cancel()
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // releaseAll releases every held lease, even after ctx has ended.

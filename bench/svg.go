@@ -164,7 +164,7 @@ func (p panel) draw(b *bytes.Buffer, y int) int {
 		return svgPlotX0 + math.Max(0, math.Min(1, f))*(svgPlotX1-svgPlotX0)
 	}
 	fmt.Fprintf(b, `<text x="20" y="%d" font-size="14" font-weight="bold" %s>%s</text>`+"\n", y+14, svgFont, esc(p.title))
-	top := y + 30
+	top := y + 38
 	bottom := top + len(p.rows)*svgRowH
 	// Decade grid and tick labels.
 	for d := dlo; d <= dhi; d++ {
