@@ -1,8 +1,10 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +35,40 @@ type StoreSummary struct {
 	Missed         []string // targets the store claims and missed, pooled
 	Invalid        []string
 	Errors         []string // runs that failed to run (a store that would not start)
+}
+
+// Record is one line of a suite's results file: a run's result, or the
+// error of a run that could not be made.
+type Record struct {
+	Store  string     `json:"store"`
+	Result *RunResult `json:"result,omitempty"`
+	Error  string     `json:"error,omitempty"`
+}
+
+// ReadRecords reads a results file written by the suite.
+func ReadRecords(path string) ([]*RunResult, map[string][]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rs []*RunResult
+	errs := map[string][]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
+		}
+		switch {
+		case r.Result != nil:
+			rs = append(rs, r.Result)
+		case r.Error != "":
+			errs[r.Store] = append(errs[r.Store], r.Error)
+		}
+	}
+	return rs, errs, nil
 }
 
 // Aggregate pools results by store, in BackendNames order.

@@ -30,7 +30,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	seed := fs.Uint64("seed", 0, "first seed (default: from the clock); run i uses seed+i")
 	ttl := fs.Duration("ttl", 0, "lease TTL (default 750ms short, 1s long; a store's MinTTL wins)")
 	out := fs.String("out", "", "write the safety table (markdown) here")
-	jsonOut := fs.String("json", "", "write every run's result (JSON) here")
+	jsonOut := fs.String("json", "", "append every run's result here as it completes (JSON lines; faults report renders them)")
 	parallel := fs.Int("parallel", 1, "stores run at the same time")
 	mutations := fs.String("mutation-stores", "", "stores that get a mutation run (default: sqlite short, all long)")
 	command := fs.String("command", "", "the command line to print in the table (default: this one)")
@@ -91,6 +91,19 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		errs    = map[string][]string{}
 		kept    []string
 	)
+	var jl *os.File
+	if *jsonOut != "" {
+		if jl, err = os.OpenFile(*jsonOut, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+			return 0, err
+		}
+		defer jl.Close()
+	}
+	record := func(rec faults.Record) {
+		if jl != nil {
+			b, _ := json.Marshal(rec)
+			_, _ = jl.Write(append(b, '\n'))
+		}
+	}
 	sem := make(chan struct{}, max(*parallel, 1))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -106,11 +119,16 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 				mu.Lock()
 				switch {
 				case err != nil:
-					errs[tk.store] = append(errs[tk.store], fmt.Sprintf("seed %d: %v", tk.seed, err))
+					msg := fmt.Sprintf("seed %d: %v", tk.seed, err)
+					errs[tk.store] = append(errs[tk.store], msg)
+					if ctx.Err() == nil {
+						record(faults.Record{Store: tk.store, Error: msg})
+					}
 					kept = append(kept, dir)
 					logf("%s seed %d: ERROR %v (kept %s)", tk.store, tk.seed, err, dir)
 				default:
 					results = append(results, r)
+					record(faults.Record{Store: r.Store, Result: r})
 					fmt.Println(faults.Summary(r))
 					if len(r.Missed) > 0 || len(r.Invalid) > 0 {
 						kept = append(kept, dir)
@@ -138,12 +156,6 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 			return 0, err
 		}
 		logf("wrote %s", *out)
-	}
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
-			return 0, err
-		}
 	}
 	code := 0
 	fmt.Printf("\nsuite (%s) finished in %s:\n", mode, time.Since(start).Round(time.Second))
