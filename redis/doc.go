@@ -17,7 +17,9 @@
 // Release compares owner and token, deletes, and PUBLISHes on the key's
 // channel, so that waiters (Subscribe, which the leasehold.Client uses while
 // waiting) wake at once instead of at their next backoff. RenewMany renews
-// up to 1,000 leases per script call, the calls sent at once.
+// up to 1,000 leases per script call, the calls sent at once. List (for
+// `leasehold status --prefix`) SCANs the keyspace, so it costs what a SCAN
+// of the whole database costs.
 //
 // # Storage
 //

@@ -5,6 +5,11 @@
 // Sentinel failover client, or a *redis.ClusterClient); the store never
 // closes it. Or let OpenURL and OpenRedlockURL make and own the clients. This
 // module pulls in go-redis only; the rueidis module is its twin for rueidis.
+//
+// Give your client ContextTimeoutEnabled: without it go-redis bounds a call
+// by its own read and write timeouts rather than the context's deadline, so
+// a renewal may outlive the holder's deadline. OpenURL and OpenRedlockURL
+// set it.
 package goredis
 
 import (
