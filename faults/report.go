@@ -26,6 +26,8 @@ type StoreSummary struct {
 	Episodes  map[string]int
 	Notes     []string
 
+	LoadMin, LoadMax float64 // 1-minute load averages seen at the runs' starts and ends
+
 	InvalidRuns    int // runs whose faults did not bite
 	ControlRuns    int // runs whose unfenced control showed violations
 	MutationRuns   int // mutation runs
@@ -99,6 +101,12 @@ func Aggregate(results []*RunResult, errs map[string][]string) []*StoreSummary {
 		s.Seconds = math.Max(s.Seconds, r.Seconds)
 		s.TTL, s.SafeTokens, s.TokenCaveat, s.TakeoverBound = r.TTL, r.SafeTokens, r.TokenCaveat, r.TakeoverBound
 		s.Takeovers = append(s.Takeovers, m.Takeovers...)
+		for _, l := range r.Load {
+			if s.LoadMax == 0 || l < s.LoadMin {
+				s.LoadMin = l
+			}
+			s.LoadMax = math.Max(s.LoadMax, l)
+		}
 		for c, n := range m.Episodes {
 			s.Episodes[c] += n
 		}
@@ -283,7 +291,7 @@ func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string
 		}
 		m := &s.Sum
 		w("\n### %s\n\n", s.Store)
-		w("- Runs: %s, TTL %s, 3 holder processes contending for 2 keys.\n", s.scope(), s.TTL)
+		w("- Runs: %s, TTL %s, 3 holder processes contending for 2 keys; machine load average %.1f-%.1f on 2 cores.\n", s.scope(), s.TTL, s.LoadMin, s.LoadMax)
 		if s.TokenCaveat != "" {
 			w("- Token caveat (from the store's Info): %s\n", mdEscape(s.TokenCaveat))
 		}

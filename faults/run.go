@@ -56,6 +56,10 @@ type RunResult struct {
 	Missed        []string // targets the store claims and missed
 	Notes         []string // faults skipped, and why
 	Dir           string
+	// Load is the machine's 1-minute load average at the start and the end
+	// of the run (/proc/loadavg): the machine is shared, and a loaded one
+	// stretches takeovers and pauses renewals.
+	Load [2]float64
 }
 
 // FaultClasses are every fault class, in the order of the matrix.
@@ -224,6 +228,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	start := Mono()
+	load0 := loadAvg()
 	classes := h.classes()
 	h.logf("%s: TTL %s, faults %v", b.Name(), cfg.TTL, classes)
 	for pass := 0; ; pass++ {
@@ -249,6 +254,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	h.sleep(3 * cfg.TTL)
 	end := Mono()
 	result.Seconds = float64(end-start) / 1e9
+	result.Load = [2]float64{load0, loadAvg()}
 	// Kill every holder without a release, then acquire each key afresh.
 	for _, s := range h.allSlots() {
 		if s.proc != nil {
@@ -323,4 +329,15 @@ func judge(r *RunResult) {
 		r.Missed = append(r.Missed, fmt.Sprintf("takeover p99 %.2f x TTL above the bound %.2f", p99, r.TakeoverBound))
 	}
 	sort.Strings(r.Missed)
+}
+
+// loadAvg returns the 1-minute load average, 0 if unknown.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var x float64
+	_, _ = fmt.Sscanf(string(b), "%f", &x)
+	return x
 }

@@ -24,7 +24,7 @@ func Summary(r *RunResult) string {
 	if r.Mutation {
 		mut = " (mutation: fence check disabled)"
 	}
-	fmt.Fprintf(&b, "%s %s%s: seed %d, TTL %s, %.0f s, safe tokens claimed: %v\n", status, r.Store, mut, r.Seed, r.TTL, r.Seconds, r.SafeTokens)
+	fmt.Fprintf(&b, "%s %s%s: seed %d, TTL %s, %.0f s, safe tokens claimed: %v, load %.1f-%.1f\n", status, r.Store, mut, r.Seed, r.TTL, r.Seconds, r.SafeTokens, r.Load[0], r.Load[1])
 	var eps []string
 	for c, n := range m.Episodes {
 		eps = append(eps, fmt.Sprintf("%s x%d", c, n))
