@@ -53,7 +53,8 @@ var errWaitOver = errors.New("leasehold: wait ran out")
 // positive Wait it waits up to that long, waking on the store's
 // notification when it has one and otherwise retrying with capped
 // exponential backoff and full jitter; when the wait runs out it returns the
-// last *HeldError. If ctx ends first it returns ctx's error
+// last *HeldError (or, if the store kept failing, the last *StoreError:
+// store failures are retried while waiting). If ctx ends first it returns ctx's error
 // (context.Canceled or context.DeadlineExceeded, with its cause).
 //
 // The lease's context derives from ctx's values but not its cancellation:
@@ -132,10 +133,16 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 		if err == nil {
 			return g, sent, nil
 		}
-		if !errors.Is(err, ErrHeld) {
-			if ctx.Err() != nil {
-				return Grant{}, time.Time{}, ctx.Err()
+		if ctx.Err() != nil && !errors.Is(err, ErrHeld) {
+			if context.Cause(ctx) == errWaitOver {
+				return Grant{}, time.Time{}, err
 			}
+			return Grant{}, time.Time{}, ctx.Err()
+		}
+		// Held: wait for it. A store failure (a restart, a reset
+		// connection) is retried the same way until the wait ends; any
+		// other error is final.
+		if !errors.Is(err, ErrHeld) && !errors.Is(err, ErrStore) {
 			return Grant{}, time.Time{}, err
 		}
 		t := c.opts.Clock.NewTimer(c.opts.Backoff.Delay(attempt))
@@ -143,7 +150,7 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 		case <-ctx.Done():
 			t.Stop()
 			if context.Cause(ctx) == errWaitOver {
-				return Grant{}, time.Time{}, err // the last *HeldError
+				return Grant{}, time.Time{}, err // the last *HeldError or store failure
 			}
 			return Grant{}, time.Time{}, ctx.Err()
 		case <-wake:
@@ -159,6 +166,9 @@ func (c *Client) lastHolder(ctx context.Context, key string, err error) error {
 	var he *HeldError
 	if errors.As(err, &he) {
 		return he
+	}
+	if errors.Is(err, ErrStore) {
+		return err
 	}
 	if h, herr := c.store.Holder(ctx, key); herr == nil {
 		return &HeldError{Key: key, Label: h.Label, Token: h.Token, Remaining: h.Remaining}

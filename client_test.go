@@ -250,3 +250,38 @@ func TestCloseReleasesEverything(t *testing.T) {
 		t.Errorf("acquire after Close = %v, want ErrClosed", err)
 	}
 }
+
+// flaky fails its first n acquires with a store error.
+type flaky struct {
+	*memory.Store
+	fails atomic.Int64
+}
+
+func (f *flaky) Acquire(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if f.fails.Add(-1) >= 0 {
+		return leasehold.Grant{}, &leasehold.StoreError{Store: "flaky", Op: "acquire", Err: errors.New("connection reset")}
+	}
+	return f.Store.Acquire(ctx, r)
+}
+
+func TestWaiterRetriesStoreFailures(t *testing.T) {
+	f := &flaky{Store: memory.New(nil)}
+	f.fails.Store(3)
+	c := newClient(t, f, &leasehold.Options{Backoff: leasehold.ConstBackoff(time.Millisecond)})
+	// Trying once reports the failure...
+	if _, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: time.Second}); !errors.Is(err, leasehold.ErrStore) {
+		t.Fatalf("try-once acquire on a failing store: got %v, want ErrStore", err)
+	}
+	// ...a waiter rides out the rest.
+	l, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: time.Second, Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("waiting acquire across store failures: %v", err)
+	}
+	_ = l.Release(context.Background())
+	// A store that never recovers ends the wait with its failure, not ErrHeld.
+	f.fails.Store(1 << 40)
+	_, err = c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: time.Second, Wait: 50 * time.Millisecond})
+	if !errors.Is(err, leasehold.ErrStore) || errors.Is(err, leasehold.ErrHeld) {
+		t.Fatalf("wait over a dead store: got %v, want ErrStore", err)
+	}
+}

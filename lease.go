@@ -43,7 +43,11 @@ type renewResult struct {
 
 // start turns a grant sent at sent into a held lease.
 func (c *Client) start(ctx context.Context, g Grant, sent time.Time, ttl time.Duration) (*Lease, error) {
-	deadline := sent.Add(c.opts.holdFor(ttl))
+	hold := ttl
+	if g.TTL > 0 && g.TTL < hold {
+		hold = g.TTL // a store may grant less than asked (Redlock's validity time)
+	}
+	deadline := sent.Add(c.opts.holdFor(hold))
 	lctx, cancel := context.WithCancelCause(fence.WithToken(context.WithoutCancel(ctx), g.Token))
 	l := &Lease{
 		c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, deadline: deadline,

@@ -67,7 +67,9 @@ type Grant struct {
 	Token uint64
 	// TTL is the lease duration the store applied, measured by the store's
 	// clock from when it processed the request. A store may round it up to
-	// its granularity, never down.
+	// its granularity, or report less than asked when part of it is already
+	// spent (Redlock's validity time); the client's first deadline uses the
+	// smaller of the two.
 	TTL time.Duration
 	// Lost, if not nil, is closed by the store when it learns the grant is
 	// gone without being asked: a session store's session expired, or the
