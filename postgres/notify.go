@@ -307,13 +307,9 @@ func (l *listener) runOps(ctx context.Context, c *pgx.Conn) error {
 		l.mu.Unlock()
 		var err error
 		if !skip {
-			hi, lo := flagHalves(l.s.LockID(op.key))
-			q := "SELECT pg_advisory_lock_shared($1::int4, $2::int4)"
-			if !op.lock {
-				q = "SELECT pg_advisory_unlock_shared($1::int4, $2::int4)"
-			}
-			_, err = c.Exec(ctx, q, hi, lo)
-			if err == nil {
+			var up bool
+			up, err = l.setFlag(ctx, c, op)
+			if err == nil && up == op.lock {
 				l.mu.Lock()
 				l.flagged[op.key] = op.lock
 				if _, wanted := l.subs[op.key]; op.lock && !wanted {
@@ -330,6 +326,35 @@ func (l *listener) runOps(ctx context.Context, c *pgx.Conn) error {
 			return err
 		}
 	}
+}
+
+// flagTries bounds the attempts to raise a flag that an exclusive holder
+// keeps down: a release holds it for one statement, so a few tries
+// suffice; anything else (another application using the same two-int4
+// advisory key) would block Subscribe, so after that the flag stays down
+// and the waiter relies on its backoff.
+const flagTries = 50
+
+// setFlag raises or lowers op.key's waiter flag on c and reports whether it
+// is up afterwards.
+func (l *listener) setFlag(ctx context.Context, c *pgx.Conn, op flagOp) (bool, error) {
+	hi, lo := flagHalves(l.s.LockID(op.key))
+	if !op.lock {
+		_, err := c.Exec(ctx, "SELECT pg_advisory_unlock_shared($1::int4, $2::int4)", hi, lo)
+		return false, err
+	}
+	for i := 0; i < flagTries; i++ {
+		var ok bool
+		if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1::int4, $2::int4)", hi, lo).Scan(&ok); err != nil || ok {
+			return ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return false, nil
 }
 
 // wait waits for a notification, for ops to be queued, or for ctx. It does
