@@ -36,8 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run()) // no benchmarks asked for: do not start etcd
 	}
 	nodes := 3
-	if v := os.Getenv("LEASEHOLD_ETCD_BENCH_NODES"); v != "" {
-		fmt.Sscan(v, &nodes)
+	if v := envInt("LEASEHOLD_ETCD_BENCH_NODES"); v > 0 {
+		nodes = v
 	}
 	dir, err := os.MkdirTemp("", "leasehold-etcd-bench-")
 	if err != nil {
@@ -59,6 +59,12 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+func envInt(name string) int {
+	var v int
+	_, _ = fmt.Sscan(os.Getenv(name), &v)
+	return v
 }
 
 func newClient(b *testing.B) *clientv3.Client {

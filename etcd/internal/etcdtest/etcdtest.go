@@ -296,6 +296,19 @@ func (c *Cluster) Client(t testing.TB) *clientv3.Client {
 	return cli
 }
 
+// PIDs returns the process ids of the running members.
+func (c *Cluster) PIDs() []int {
+	var pids []int
+	for _, n := range c.Nodes {
+		n.mu.Lock()
+		if n.cmd != nil && !n.dead {
+			pids = append(pids, n.cmd.Process.Pid)
+		}
+		n.mu.Unlock()
+	}
+	return pids
+}
+
 // Running reports whether member i's process is running.
 func (c *Cluster) Running(i int) bool {
 	n := c.Nodes[i]
