@@ -114,9 +114,24 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 // wait retries req until it is granted or ctx ends.
 func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time, error) {
 	if w, ok := c.store.(Waiter); ok {
-		sent := c.opts.Clock.Now()
 		g, err := w.AcquireWait(ctx, req)
-		return g, sent, err
+		if err != nil {
+			return Grant{}, time.Time{}, err
+		}
+		// The grant was made at some moment during the wait; the holder
+		// cannot know which, so it anchors its deadline on a renewal sent
+		// now (one more round trip, on the waiting path only).
+		sent := c.opts.Clock.Now()
+		if _, err := c.store.Renew(ctx, g); err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.ReleaseTimeout)
+			defer cancel()
+			_ = c.store.Release(rctx, g)
+			if errors.Is(err, ErrNotHeld) {
+				err = &LostError{Key: g.Key, Token: g.Token, Reason: err}
+			}
+			return Grant{}, time.Time{}, err
+		}
+		return g, sent, nil
 	}
 	var wake <-chan struct{}
 	if n, ok := c.store.(Notifier); ok {

@@ -285,3 +285,54 @@ func TestWaiterRetriesStoreFailures(t *testing.T) {
 		t.Fatalf("wait over a dead store: got %v, want ErrStore", err)
 	}
 }
+
+// queueing is a Waiter store: AcquireWait polls the memory store, like a
+// store whose grant is made at an unknown moment during the wait.
+type queueing struct {
+	*memory.Store
+	renews atomic.Int64
+}
+
+func (q *queueing) AcquireWait(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
+	for {
+		g, err := q.Store.Acquire(ctx, r)
+		if !errors.Is(err, leasehold.ErrHeld) {
+			return g, err
+		}
+		select {
+		case <-ctx.Done():
+			return leasehold.Grant{}, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func (q *queueing) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	q.renews.Add(1)
+	return q.Store.Renew(ctx, g)
+}
+
+func TestWaitLongerThanTTLOnWaiterStore(t *testing.T) {
+	q := &queueing{Store: memory.New(nil)}
+	c := newClient(t, q, nil)
+	ttl := 300 * time.Millisecond
+	holder, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(3 * ttl)
+		_ = holder.Release(context.Background())
+	}()
+	// The wait outlasts the TTL several times over; the grant must still
+	// be a held lease, with a deadline anchored after the grant.
+	before := time.Now()
+	l, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: ttl, Wait: time.Minute})
+	if err != nil {
+		t.Fatalf("waiter on a Waiter store: %v", err)
+	}
+	defer l.Release(context.Background())
+	if !l.Deadline().After(before.Add(3 * ttl)) {
+		t.Errorf("deadline %v anchored before the grant (wait began %v)", l.Deadline(), before)
+	}
+}
