@@ -250,9 +250,12 @@ func stopCmd(cmd *exec.Cmd, sig syscall.Signal, grace time.Duration) {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
 
-// Kill kills the server and every backend at once (SIGKILL), like a crash,
-// and waits for them to go. Backends are not in the postmaster's process
-// group (each calls setsid), so they are found by their parent pid.
+// Kill crashes the server: an immediate shutdown (SIGQUIT), in which the
+// postmaster makes every backend quit at once, with no checkpoint and no
+// goodbye to clients, so the next start replays the WAL as after a crash.
+// (SIGKILL to the postmaster alone would orphan the backends, which outlive
+// it briefly and end as zombies nobody reaps.) If anything lingers after a
+// grace period, the postmaster and its children are SIGKILLed.
 func (s *Server) Kill() {
 	s.mu.Lock()
 	cmd := s.cmd
@@ -262,11 +265,10 @@ func (s *Server) Kill() {
 		return
 	}
 	kids := children(cmd.Process.Pid)
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	stopCmd(cmd, syscall.SIGQUIT, 10*time.Second)
 	for _, pid := range kids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	_ = cmd.Wait()
 	// Wait until every backend is gone (or a zombie, which holds no shared
 	// memory) before a new postmaster checks for them.
 	for _, pid := range kids {
