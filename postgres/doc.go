@@ -142,6 +142,19 @@
 //
 //	err := fence.Table{Name: "accounts"}.Update(ctx, fence.ExecFunc(func(ctx context.Context, q string, a ...any) (int64, error) { t, err := pool.Exec(ctx, q, a...); return t.RowsAffected(), err }), id, lease.Token(), map[string]any{"balance": bal})
 //
+// # Performance
+//
+// Measured side by side against one server on a shared 2-core machine (see
+// the bench module): the lease-row mode runs about 1.2 to 1.5 times slower
+// than a bare upsert + delete (its acquire also reports the holder when
+// held, and its release checks for waiters), and 1.3 to 1.4 times faster
+// than cirello.io/pglock (which takes three round trips); the advisory mode
+// about 2 to 2.4 times slower than bare pg_try_advisory_lock +
+// pg_advisory_unlock on one connection (it also mints a token, arms the
+// idle_session_timeout that enforces the TTL, publishes and restores the
+// holder's application_name) and about 2 times faster than pglock.
+// Renewing 10,000 lease-row leases is one statement.
+//
 // # Errors
 //
 // Failures are *leasehold.StoreError values whose message says what is
