@@ -142,6 +142,7 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 		defer unsubscribe()
 		wake = ch
 	}
+	var last error // the previous attempt's answer
 	for attempt := 1; ; attempt++ {
 		sent := c.opts.Clock.Now()
 		g, err := c.store.Acquire(ctx, req)
@@ -149,11 +150,16 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 			return g, sent, nil
 		}
 		if ctx.Err() != nil && !errors.Is(err, ErrHeld) {
-			if context.Cause(ctx) == errWaitOver {
-				return Grant{}, time.Time{}, err
+			// The attempt was cut short by the context.
+			if context.Cause(ctx) != errWaitOver {
+				return Grant{}, time.Time{}, ctx.Err()
 			}
-			return Grant{}, time.Time{}, ctx.Err()
+			if last != nil {
+				return Grant{}, time.Time{}, last
+			}
+			return Grant{}, time.Time{}, err
 		}
+		last = err
 		// Held: wait for it. A store failure (a restart, a reset
 		// connection) is retried the same way until the wait ends; any
 		// other error is final.
@@ -185,10 +191,15 @@ func (c *Client) lastHolder(ctx context.Context, key string, err error) error {
 	if errors.Is(err, ErrStore) {
 		return err
 	}
-	if h, herr := c.store.Holder(ctx, key); herr == nil {
+	h, herr := c.store.Holder(ctx, key)
+	switch {
+	case herr == nil:
 		return &HeldError{Key: key, Label: h.Label, Token: h.Token, Remaining: h.Remaining}
+	case errors.Is(herr, ErrNotHeld):
+		return &HeldError{Key: key} // freed just as the wait ran out
+	default:
+		return herr
 	}
-	return &HeldError{Key: key}
 }
 
 func (c *Client) checkOpen() error {
