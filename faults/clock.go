@@ -37,5 +37,8 @@ func (c *RateClock) NewTimer(d time.Duration) leasehold.Timer {
 
 type rateTimer struct{ t *time.Timer }
 
+// C implements leasehold.Timer.
 func (t rateTimer) C() <-chan time.Time { return t.t.C }
-func (t rateTimer) Stop() bool          { return t.t.Stop() }
+
+// Stop implements leasehold.Timer.
+func (t rateTimer) Stop() bool { return t.t.Stop() }

@@ -118,6 +118,7 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// Acquire implements leasehold.Store, recording the call.
 func (r *recStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	t0 := Mono()
 	var g leasehold.Grant
@@ -129,6 +130,7 @@ func (r *recStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (l
 	return g, err
 }
 
+// Renew implements leasehold.Store, recording the call.
 func (r *recStore) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	t0 := Mono()
 	out, err := g, r.gate(ctx)
@@ -139,6 +141,7 @@ func (r *recStore) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Gran
 	return out, err
 }
 
+// Release implements leasehold.Store, recording the call.
 func (r *recStore) Release(ctx context.Context, g leasehold.Grant) error {
 	t0 := Mono()
 	err := r.gate(ctx)
@@ -149,6 +152,7 @@ func (r *recStore) Release(ctx context.Context, g leasehold.Grant) error {
 	return err
 }
 
+// Holder implements leasehold.Store.
 func (r *recStore) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
 	if err := r.gate(ctx); err != nil {
 		return leasehold.Holder{}, err
@@ -156,14 +160,18 @@ func (r *recStore) Holder(ctx context.Context, key string) (leasehold.Holder, er
 	return r.inner.Holder(ctx, key)
 }
 
+// Info implements leasehold.Store.
 func (r *recStore) Info() leasehold.Info { return r.inner.Info() }
-func (r *recStore) Close() error         { return r.inner.Close() }
+
+// Close implements leasehold.Store.
+func (r *recStore) Close() error { return r.inner.Close() }
 
 type notifyPart struct {
 	r *recStore
 	n leasehold.Notifier
 }
 
+// Subscribe implements leasehold.Notifier.
 func (p notifyPart) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	return p.n.Subscribe(ctx, key)
 }
@@ -173,6 +181,7 @@ type waitPart struct {
 	w leasehold.Waiter
 }
 
+// AcquireWait implements leasehold.Waiter, recording the call.
 func (p waitPart) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	t0 := Mono()
 	var g leasehold.Grant
@@ -189,6 +198,7 @@ type batchPart struct {
 	b leasehold.BatchRenewer
 }
 
+// RenewMany implements leasehold.BatchRenewer, recording each renewal.
 func (p batchPart) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
 	t0 := Mono()
 	var res []leasehold.RenewResult
