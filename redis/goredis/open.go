@@ -2,7 +2,6 @@ package goredis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -54,41 +53,18 @@ func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error)
 	if err != nil {
 		return nil, openError(redlock.Name, "", err)
 	}
-	var (
-		clients []lhredis.Client
-		answers int
-		errs    []error
-	)
-	for _, h := range u.Addrs {
-		c := redis.NewClient(&redis.Options{
+	s, err := redlock.Dial(ctx, u, func(h string) lhredis.Client {
+		a, _ := NewClient(redis.NewClient(&redis.Options{
 			Addr: h, Username: u.Username, Password: u.Password, DB: u.DB,
 			MaxRetries:            -1,
 			DialerRetries:         1,
 			DialTimeout:           time.Second,
 			ContextTimeoutEnabled: true,
-		})
-		a, _ := NewClient(c)
-		clients = append(clients, a)
-		if err := c.Ping(ctx).Err(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", h, err))
-			continue
-		}
-		answers++
-	}
-	closeAll := func() {
-		for _, c := range clients {
-			_ = c.Close()
-		}
-	}
-	if need := len(u.Addrs)/2 + 1; answers < need {
-		closeAll()
-		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: fmt.Errorf(
-			"%d of %d masters answered, need %d: %w", answers, len(u.Addrs), need, errors.Join(errs...))}
-	}
-	s, err := redlock.New(clients, &redlock.Options{Prefix: u.Prefix, CloseClients: true})
+		}))
+		return a
+	})
 	if err != nil {
-		closeAll()
-		return nil, err
+		return nil, err // never a typed nil in the interface
 	}
 	return s, nil
 }

@@ -2,7 +2,6 @@ package rueidis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -58,40 +57,16 @@ func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error)
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: err}
 	}
-	var (
-		clients []lhredis.Client
-		answers int
-		errs    []error
-	)
-	for _, h := range u.Addrs {
-		c := NewLazyClient(rueidis.ClientOption{
+	s, err := redlock.Dial(ctx, u, func(h string) lhredis.Client {
+		return NewLazyClient(rueidis.ClientOption{
 			InitAddress: []string{h}, Username: u.Username, Password: u.Password, SelectDB: u.DB,
 			DisableCache:      true,
 			ForceSingleClient: true, // a master is a standalone server: no cluster probing
 			Dialer:            net.Dialer{Timeout: time.Second},
 		})
-		clients = append(clients, c)
-		// A trivial script: a PING through the adapter's own calls.
-		if _, err := c.Eval(ctx, "return 1", nil, nil); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", h, err))
-			continue
-		}
-		answers++
-	}
-	closeAll := func() {
-		for _, c := range clients {
-			_ = c.Close()
-		}
-	}
-	if need := len(u.Addrs)/2 + 1; answers < need {
-		closeAll()
-		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: fmt.Errorf(
-			"%d of %d masters answered, need %d: %w", answers, len(u.Addrs), need, errors.Join(errs...))}
-	}
-	s, err := redlock.New(clients, &redlock.Options{Prefix: u.Prefix, CloseClients: true})
+	})
 	if err != nil {
-		closeAll()
-		return nil, err
+		return nil, err // never a typed nil in the interface
 	}
 	return s, nil
 }
