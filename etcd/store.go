@@ -120,6 +120,13 @@ var errLeaseGone = errors.New("session lease gone")
 // Remaining of 0: the holder's time left would take another round trip.
 // Acquire never jumps the queue of AcquireWait callers.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	return s.onSession(ctx, req, s.acquireOn)
+}
+
+// onSession validates req and runs op on the session of req's TTL class,
+// once more on a fresh session if the first one's etcd lease expired under
+// it.
+func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, op func(context.Context, *session, leasehold.AcquireRequest) (leasehold.Grant, error)) (leasehold.Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
 	}
@@ -135,7 +142,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		if err != nil {
 			return leasehold.Grant{}, err
 		}
-		g, err := s.acquireOn(ctx, ss, req)
+		g, err := op(ctx, ss, req)
 		s.unuse(ss)
 		if errors.Is(err, errLeaseGone) {
 			if attempt == 0 {

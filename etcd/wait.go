@@ -117,31 +117,7 @@ func (s *Store) watchContext(ctx context.Context) (context.Context, context.Canc
 // dies leaves the queue when its session lease expires. An owner id that
 // already holds or waits for the key gets a *HeldError.
 func (s *Store) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	if err := ctx.Err(); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if err := leasehold.ValidateKey(req.Key); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if err := leasehold.ValidateTTL(req.TTL, s.Info()); err != nil {
-		return leasehold.Grant{}, err
-	}
-	class := classOf(req.TTL)
-	for attempt := 0; ; attempt++ {
-		ss, err := s.use(ctx, class)
-		if err != nil {
-			return leasehold.Grant{}, err
-		}
-		g, err := s.acquireWaitOn(ctx, ss, req)
-		s.unuse(ss)
-		if errors.Is(err, errLeaseGone) {
-			if attempt == 0 {
-				continue
-			}
-			err = &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
-		}
-		return g, err
-	}
+	return s.onSession(ctx, req, s.acquireWaitOn)
 }
 
 func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
