@@ -21,8 +21,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/leasehold-go/leasehold/redis/internal/redistest"
 )
 
@@ -31,38 +29,8 @@ var (
 	masters []*redistest.Server // five masters for Redlock (the first three for N=3)
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	tmp, err := os.MkdirTemp("", "leasehold-redis-bench-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	if srv, err = redistest.Start(tmp); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: start redis-server:", err)
-		return 1
-	}
-	defer srv.Stop()
-	for range 5 {
-		s, err := redistest.Start(tmp)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL: start redis-server:", err)
-			return 1
-		}
-		defer s.Stop()
-		masters = append(masters, s)
-	}
-	code := m.Run()
-	printRatios()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL: goroutines leaked:", err)
-			return 1
-		}
-	}
-	return code
+func TestMain(m *testing.M) {
+	os.Exit(redistest.Main(m, 5, func(s redistest.Servers) { srv, masters = s.Single, s.Masters }, printRatios))
 }
 
 // results holds the cycle benchmarks' results:

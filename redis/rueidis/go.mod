@@ -6,10 +6,12 @@ require (
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000
 	github.com/redis/rueidis v1.0.79
-	go.uber.org/goleak v1.3.0
 )
 
-require golang.org/x/sys v0.47.0 // indirect
+require (
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)
 
 replace (
 	github.com/leasehold-go/leasehold => ../../
