@@ -15,7 +15,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/internal/pgtest"
+	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // pgOptions escapes a libpq options value for a URL query.

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/internal/pgtest"
+	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // srv is the throwaway cluster every test in this package shares.

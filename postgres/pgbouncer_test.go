@@ -8,7 +8,7 @@ import (
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/leasetest"
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/internal/pgtest"
+	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // TestPgBouncerTransactionPooling runs the conformance suite on the

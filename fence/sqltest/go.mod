@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.61.1
 )
@@ -27,3 +28,5 @@ require (
 )
 
 replace github.com/leasehold-go/leasehold => ../..
+
+replace github.com/leasehold-go/leasehold/postgres => ../../postgres

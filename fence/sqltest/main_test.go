@@ -1,7 +1,6 @@
 package sqltest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leasehold-go/leasehold/fence"
-	"github.com/leasehold-go/leasehold/fence/sqltest/internal/pgtest"
+	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // The PostgreSQL server is started by the first test that needs it and
@@ -26,11 +25,11 @@ var (
 
 func postgresURL(t testing.TB) string {
 	t.Helper()
-	pgOnce.Do(func() { pgServer, pgErr = pgtest.Start(context.Background()) })
+	pgOnce.Do(func() { pgServer, pgErr = pgtest.Start() })
 	if pgErr != nil {
 		t.Fatal(pgErr)
 	}
-	return pgServer.URL
+	return pgServer.ConnString()
 }
 
 func TestMain(m *testing.M) {

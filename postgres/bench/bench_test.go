@@ -21,7 +21,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/internal/pgtest"
+	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // One server and one pool for every contender, so they are measured side by

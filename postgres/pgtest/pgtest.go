@@ -1,5 +1,6 @@
-// Package pgtest starts throwaway PostgreSQL servers (and PgBouncer) for the
-// postgres store's tests and benchmarks: a fresh cluster in a temporary
+// Package pgtest starts throwaway PostgreSQL servers (and PgBouncer) for
+// tests and benchmarks (the postgres store's, the fence package's SQL tests,
+// and yours): a fresh cluster in a temporary
 // folder, on a free loopback port and a Unix socket in that folder, run as
 // the postgres user when the tests run as root, stopped afterwards. When a
 // binary is missing, Start fails with a message naming the install script.
