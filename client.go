@@ -166,7 +166,7 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 		if !errors.Is(err, ErrHeld) && !errors.Is(err, ErrStore) {
 			return Grant{}, time.Time{}, err
 		}
-		t := c.opts.Clock.NewTimer(c.opts.Backoff.Delay(attempt))
+		t := c.opts.Clock.NewTimer(c.retryDelay(attempt, req.TTL, err))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -180,6 +180,20 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 		case <-t.C():
 		}
 	}
+}
+
+// retryDelay is the pause before a waiter's next attempt: the backoff,
+// capped at a third of the TTL asked for (so a waiter looks at least as
+// often as a holder renews) and, when the store said how long the holder's
+// lease has left, at that time plus a little jitter (so a waiter finds an
+// expired lease promptly instead of after a long backoff).
+func (c *Client) retryDelay(attempt int, ttl time.Duration, err error) time.Duration {
+	d := min(c.opts.Backoff.Delay(attempt), max(ttl/3, time.Millisecond))
+	var he *HeldError
+	if errors.As(err, &he) && he.Remaining > 0 && he.Remaining < d {
+		d = he.Remaining + jitter(time.Millisecond, 0.5)
+	}
+	return d
 }
 
 // lastHolder turns a wait that ran out into a *HeldError naming the holder.

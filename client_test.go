@@ -336,3 +336,25 @@ func TestWaitLongerThanTTLOnWaiterStore(t *testing.T) {
 		t.Errorf("deadline %v anchored before the grant (wait began %v)", l.Deadline(), before)
 	}
 }
+
+// recordingBackoff always asks for a long pause, so only the caps in
+// retryDelay can make a waiter look sooner.
+type recordingBackoff struct{}
+
+func (recordingBackoff) Delay(int) time.Duration { return time.Hour }
+
+func TestWaiterFindsExpiredLeaseWithoutLongBackoff(t *testing.T) {
+	st := memory.New(nil)
+	c := newClient(t, st, &leasehold.Options{Backoff: recordingBackoff{}})
+	// A holder that dies: its grant is never renewed or released.
+	if _, err := st.Acquire(context.Background(), leasehold.AcquireRequest{Key: "k", Owner: "dead", TTL: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	// Expiry sends no notification; with an hour of backoff only the caps
+	// (the holder's remaining time, a third of the TTL) get the waiter in.
+	l, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: time.Minute, Wait: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("waiter on an expired lease: %v", err)
+	}
+	_ = l.Release(context.Background())
+}
