@@ -13,6 +13,7 @@ package leasetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -154,5 +155,20 @@ func acquireEventually(t *testing.T, st leasehold.Store, r leasehold.AcquireRequ
 			t.Fatalf("key %q not granted within %s: last error %v", r.Key, limit, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// probeHeld checks that another owner cannot acquire k. A grant fails the
+// test at once; a store failure (a quorum store whose masters are slow to
+// answer under load) is inconclusive, not a failure of exclusivity.
+func probeHeld(t *testing.T, st leasehold.Store, k string, ttl time.Duration, what string) {
+	t.Helper()
+	_, err := st.Acquire(ctxT(t), req(k, ttl))
+	switch {
+	case errors.Is(err, leasehold.ErrHeld):
+	case errors.Is(err, leasehold.ErrStore):
+		t.Logf("%s: inconclusive, the store failed: %v", what, err)
+	default:
+		t.Fatalf("%s: got %v, want ErrHeld", what, err)
 	}
 }

@@ -120,9 +120,7 @@ func (s *suite) renewExtends(t *testing.T) {
 		if g2.Token != g.Token {
 			t.Fatalf("renew changed the token from %d to %d", g.Token, g2.Token)
 		}
-		if _, err := st.Acquire(ctxT(t), req(k, s.ttl)); !errors.Is(err, leasehold.ErrHeld) {
-			t.Fatalf("acquire by another while renewed: got %v, want ErrHeld", err)
-		}
+		probeHeld(t, st, k, s.ttl, "acquire by another while renewed")
 	}
 	if err := st.Release(ctxT(t), g); err != nil {
 		t.Fatalf("release: %v", err)
