@@ -198,3 +198,20 @@ func TestQuantile(t *testing.T) {
 		t.Fatal("quantile of nothing is not NaN")
 	}
 }
+
+// TestTakeoverDuringStall: a takeover that a machine-wide stall overlapped
+// is reported apart, not held against the store's bound.
+func TestTakeoverDuringStall(t *testing.T) {
+	evs := []faults.Event{
+		grant("h1", "k", "o1", 1, 9, 10),
+		{Src: "h1", Kind: faults.EvAcquired, Key: "k", Owner: "o1", Token: 1, T0: 9 * ms, T: 10 * ms},
+		{Src: "harness", Kind: faults.EvFault, Fault: "F3", Phase: "on", Target: "h1", T: 100 * ms},
+		{Src: "harness", Kind: faults.EvFault, Fault: "F3", Phase: "off", Target: "h1", T: 101 * ms},
+		{Src: "harness", Kind: faults.EvStall, T0: 500 * ms, T: 1300 * ms},
+		grant("h2", "k", "o2", 2, 1899, 1900),
+	}
+	m := check(evs)
+	if len(m.Takeovers) != 0 || len(m.TakeoversStalled) != 1 || m.Stalls != 1 {
+		t.Fatalf("takeovers %v, stalled %v, stalls %d; want none, one, 1", m.Takeovers, m.TakeoversStalled, m.Stalls)
+	}
+}

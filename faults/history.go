@@ -41,6 +41,7 @@ const (
 	EvBadRequest = "bad_req" // a malformed request (Err)
 	EvFault      = "fault"   // harness: a fault injected (Phase "on") or healed ("off")
 	EvMark       = "mark"    // harness: a point of interest (Note)
+	EvStall      = "stall"   // harness: its own 10 ms ticker was starved from T0 to T (a machine-wide stall)
 )
 
 // Event is one line of a history. Times are CLOCK_MONOTONIC nanoseconds

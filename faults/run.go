@@ -229,6 +229,10 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	start := Mono()
 	load0 := loadAvg()
+	stallCtx, stopStalls := context.WithCancel(ctx)
+	stalls := make(chan struct{})
+	go func() { defer close(stalls); watchStalls(stallCtx, h.rec) }()
+	defer func() { stopStalls(); <-stalls }()
 	classes := h.classes()
 	h.logf("%s: TTL %s, faults %v", b.Name(), cfg.TTL, classes)
 	for pass := 0; ; pass++ {
@@ -340,4 +344,24 @@ func loadAvg() float64 {
 	var x float64
 	_, _ = fmt.Sscanf(string(b), "%f", &x)
 	return x
+}
+
+// stallThreshold is how late the harness's own 10 ms ticker must be to
+// count as a machine-wide stall: the machine is shared, and a stall starves
+// holders and servers alike.
+const stallThreshold = 100 * time.Millisecond
+
+// watchStalls records an EvStall whenever the harness's own 10 ms sleep
+// overruns by more than stallThreshold.
+func watchStalls(ctx context.Context, rec Recorder) {
+	const tick = 10 * time.Millisecond
+	prev := Mono()
+	for ctx.Err() == nil {
+		time.Sleep(tick)
+		now := Mono()
+		if time.Duration(now-prev) > tick+stallThreshold {
+			rec.Record(Event{Kind: EvStall, T0: prev, T: now})
+		}
+		prev = now
+	}
 }

@@ -39,6 +39,9 @@ func Summary(r *RunResult) string {
 	fmt.Fprintf(&b, "  W1 unfenced: %d writes, lost updates %d, overlaps %d\n", m.CounterWrites, m.LostUpdates, m.Overlaps)
 	fmt.Fprintf(&b, "  W5 takeover after kill: store %s (bound %.2f x TTL), client %s; late grants refused %d; stuck keys %d\n",
 		ratios(m.Takeovers), r.TakeoverBound, ratios(m.TakeoversClient), m.LateGrants, len(m.Stuck))
+	if m.Stalls > 0 {
+		fmt.Fprintf(&b, "  machine stalls: %d; takeovers during stalls (not held against the bound): %s\n", m.Stalls, ratios(m.TakeoversStalled))
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
