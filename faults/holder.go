@@ -95,6 +95,11 @@ func ParseHolderArgs(args []string) (HolderConfig, error) {
 	return c, nil
 }
 
+// EnvNoInterrupt, set to 1, makes the harness log and ignore SIGINT,
+// SIGTERM and SIGHUP (its holders ignore SIGINT and SIGHUP), for long runs
+// on a shared machine where stray signals must not end hours of work.
+const EnvNoInterrupt = "LEASEHOLD_FAULTS_NOINTERRUPT"
+
 // Opener opens a store by URL (storeurl.Open).
 type Opener func(ctx context.Context, rawURL string) (leasehold.Store, error)
 
@@ -117,7 +122,12 @@ func RunHolder(ctx context.Context, cfg HolderConfig, open Opener) error {
 		return err
 	}
 	defer rec.Close()
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	stopSigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if os.Getenv(EnvNoInterrupt) == "1" {
+		signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
+		stopSigs = stopSigs[:1] // the harness stops holders with SIGTERM
+	}
+	ctx, stop := signal.NotifyContext(ctx, stopSigs...)
 	defer stop()
 	rec.Record(Event{Kind: EvStart, Note: fmt.Sprintf("pid=%d rate=%g", os.Getpid(), cfg.Rate)})
 

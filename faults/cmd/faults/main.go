@@ -25,6 +25,19 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv(faults.EnvNoInterrupt) == "1" && os.Args[1] != "holder" {
+		// A long run on a shared machine: log stray SIGINT, SIGTERM and
+		// SIGHUP instead of stopping (only SIGKILL stops it then).
+		stop()
+		ctx = context.Background()
+		ch := make(chan os.Signal, 8)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		go func() {
+			for sig := range ch {
+				logf("ignored signal %v (%s is set)", sig, faults.EnvNoInterrupt)
+			}
+		}()
+	}
 	var err error
 	code := 0
 	switch os.Args[1] {
