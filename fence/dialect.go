@@ -49,6 +49,32 @@ func (d Dialect) valid() error {
 	return nil
 }
 
+// Placeholder returns the text of the n-th (1-based) placeholder: $n for
+// [Postgres], ? otherwise. It is for callers that write their own fenced
+// statements (for [Table.Exec]) and for packages that write other SQL in
+// the same dialect.
+func (d Dialect) Placeholder(n int) string { return d.placeholder(n) }
+
+// QuoteIdent validates a plain SQL identifier (a letter or underscore, then
+// letters, digits or underscores, at most 63 bytes) and quotes it for the
+// dialect. The error wraps [ErrInvalidIdentifier].
+func (d Dialect) QuoteIdent(name string) (string, error) {
+	if err := d.valid(); err != nil {
+		return "", err
+	}
+	return d.quote("identifier", name)
+}
+
+// QuoteTable validates a table name of one to three dotted parts (table,
+// schema.table, catalog.schema.table) and quotes each part. The error
+// wraps [ErrInvalidIdentifier].
+func (d Dialect) QuoteTable(name string) (string, error) {
+	if err := d.valid(); err != nil {
+		return "", err
+	}
+	return d.quoteTable(name)
+}
+
 // placeholder returns the text of the n-th (1-based) placeholder.
 func (d Dialect) placeholder(n int) string {
 	if d == Postgres {

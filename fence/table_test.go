@@ -211,3 +211,36 @@ func TestDialectString(t *testing.T) {
 		t.Error("the zero Dialect is not Postgres")
 	}
 }
+
+func TestDialectExportedHelpers(t *testing.T) {
+	for _, tc := range []struct {
+		d                Dialect
+		name, want, ph2  string
+		table, wantTable string
+	}{
+		{Postgres, "fence", `"fence"`, "$2", "billing.accounts", `"billing"."accounts"`},
+		{SQLite, "fence", `"fence"`, "?", "accounts", `"accounts"`},
+		{MySQL, "fence", "`fence`", "?", "app.accounts", "`app`.`accounts`"},
+	} {
+		if got, err := tc.d.QuoteIdent(tc.name); got != tc.want || err != nil {
+			t.Errorf("%v.QuoteIdent(%q) = %q, %v; want %q", tc.d, tc.name, got, err, tc.want)
+		}
+		if got, err := tc.d.QuoteTable(tc.table); got != tc.wantTable || err != nil {
+			t.Errorf("%v.QuoteTable(%q) = %q, %v; want %q", tc.d, tc.table, got, err, tc.wantTable)
+		}
+		if got := tc.d.Placeholder(2); got != tc.ph2 {
+			t.Errorf("%v.Placeholder(2) = %q; want %q", tc.d, got, tc.ph2)
+		}
+	}
+	for _, bad := range []string{"", "a b", `x"y`, "1abc", "a.b"} {
+		if _, err := Postgres.QuoteIdent(bad); !errors.Is(err, ErrInvalidIdentifier) {
+			t.Errorf("QuoteIdent(%q) = %v; want ErrInvalidIdentifier", bad, err)
+		}
+	}
+	if _, err := Dialect(9).QuoteIdent("x"); err == nil {
+		t.Error("an unknown dialect quoted an identifier")
+	}
+	if _, err := Dialect(9).QuoteTable("x"); err == nil {
+		t.Error("an unknown dialect quoted a table")
+	}
+}

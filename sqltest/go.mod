@@ -1,4 +1,4 @@
-module github.com/leasehold-go/leasehold/fence/sqltest
+module github.com/leasehold-go/leasehold/sqltest
 
 go 1.26.0
 
@@ -27,6 +27,6 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
-replace github.com/leasehold-go/leasehold => ../..
+replace github.com/leasehold-go/leasehold => ..
 
-replace github.com/leasehold-go/leasehold/postgres => ../../postgres
+replace github.com/leasehold-go/leasehold/postgres => ../postgres

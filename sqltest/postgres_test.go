@@ -16,15 +16,23 @@ import (
 // TestPostgres runs the scenarios through database/sql with pgx's stdlib
 // driver, using the zero Dialect ($1 placeholders).
 func TestPostgres(t *testing.T) {
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, postgresURL(t))
+	runScenarios(t, openPostgres(t), fence.Dialect(0))
+}
+
+// openPostgres opens the test server through database/sql with pgx's
+// stdlib driver.
+func openPostgres(t testing.TB) *sql.DB {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), postgresURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
 	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	runScenarios(t, db, fence.Dialect(0))
+	t.Cleanup(func() {
+		db.Close()
+		pool.Close()
+	})
+	return db
 }
 
 // TestPgxExecFunc uses pgx without database/sql, through the documented

@@ -1,0 +1,124 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// Result says what [Consumer.Handle] did with an item.
+type Result int
+
+const (
+	// Failed: the work was not done to success (or not marked done); the
+	// error says why. Redeliver the item.
+	Failed Result = iota
+	// Processed: the work ran, returned nil, and the item is marked done.
+	Processed
+	// Duplicate: the item was already done; the work did not run.
+	// Acknowledge the item.
+	Duplicate
+)
+
+// String returns the result's name.
+func (r Result) String() string {
+	switch r {
+	case Failed:
+		return "failed"
+	case Processed:
+		return "processed"
+	case Duplicate:
+		return "duplicate"
+	default:
+		return fmt.Sprintf("Result(%d)", int(r))
+	}
+}
+
+// Consumer runs each work item at most once at a time (a lease per item)
+// and skips items already done (a Record). Client and Record are required;
+// the zero value of the other fields is their default.
+type Consumer struct {
+	Client *leasehold.Client
+	Record Record
+	// Prefix is put before an item's id to make its lease key; "" means
+	// "dedupe/".
+	Prefix string
+	// Lease is the TTL and wait of each item's lease. With Wait 0 (the
+	// default) an item another worker is running right now fails at once
+	// with an error matching leasehold.ErrHeld: redeliver it later, when
+	// that worker will have marked it done or given it up. With a Wait,
+	// Handle waits for that worker and then finds the item done.
+	Lease leasehold.AcquireOptions
+}
+
+// Handle runs work for the item id unless it is already done: it checks
+// the Record, takes a lease on the item, checks again (another worker may
+// have finished it meanwhile), runs work with the lease's context and
+// lease, marks the item done if work returned nil, and releases the lease.
+//
+// work should fence its writes with the lease's token (package fence) or
+// mark the item in the same transaction as its writes ([Table.Mark]): the
+// lease only keeps workers from running the item at the same time while
+// all goes well. When work marks the item itself, Handle's own mark finds
+// it marked, which is not an error.
+//
+// Handle returns Duplicate when the item was done already, Processed when
+// work succeeded and the item is marked, and Failed with the reason
+// otherwise: an invalid id (ErrInvalidID), the lease (leasehold.ErrHeld
+// when another worker has it), the Record, work's own error, or
+// ErrUnmarked when work succeeded but the mark failed (the item would run
+// again if redelivered). A lease lost while work ran is joined to work's
+// error as in [leasehold.Client.Do]; if work returned nil the item is
+// still marked done (work reported its effect made) and Handle returns
+// Processed with an error matching leasehold.ErrLost: acknowledge the
+// item, and know that its work may have overlapped another worker's.
+func (c *Consumer) Handle(ctx context.Context, id string, work func(ctx context.Context, l *leasehold.Lease) error) (Result, error) {
+	if c.Client == nil || c.Record == nil {
+		return Failed, errors.New("dedupe: Consumer needs a Client and a Record")
+	}
+	if err := ValidateID(id); err != nil {
+		return Failed, err
+	}
+	if seen, err := c.Record.Seen(ctx, id); err != nil || seen {
+		return result(seen, err)
+	}
+	prefix := c.Prefix
+	if prefix == "" {
+		prefix = "dedupe/"
+	}
+	res := Failed
+	err := c.Client.Do(ctx, prefix+id, c.Lease, func(lctx context.Context, l *leasehold.Lease) error {
+		seen, err := c.Record.Seen(lctx, id)
+		if err != nil || seen {
+			res, err = result(seen, err)
+			return err
+		}
+		if err := work(lctx, l); err != nil {
+			return err
+		}
+		// Mark on the caller's context, not the lease's: the work is
+		// done even if the lease ended as it returned.
+		if _, err := c.Record.Mark(ctx, id); err != nil {
+			return fmt.Errorf("%w: %q: %w", ErrUnmarked, id, err)
+		}
+		res = Processed
+		return nil
+	})
+	if err != nil && res != Processed {
+		return Failed, err
+	}
+	return res, err
+}
+
+func result(seen bool, err error) (Result, error) {
+	switch {
+	case err != nil:
+		return Failed, err
+	case seen:
+		return Duplicate, nil
+	default:
+		return Failed, nil
+	}
+}

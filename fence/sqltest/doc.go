@@ -1,5 +1,0 @@
-// Package sqltest holds the integration tests of package fence against real
-// databases: SQLite (modernc.org/sqlite, pure Go) and a throwaway PostgreSQL
-// server started by the tests. It is a separate module so that the
-// leasehold module does not depend on database drivers. It has no API.
-package sqltest
