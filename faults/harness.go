@@ -249,16 +249,23 @@ func (h *harness) reviveDead() {
 	}
 }
 
+// written returns the keys with an admitted fenced write at or after the
+// monotonic time since.
+func (h *harness) written(since int64) map[string]bool {
+	seen := map[string]bool{}
+	for _, e := range h.rec.Events() {
+		if e.Kind == EvAdmit && e.T >= since {
+			seen[e.Key] = true
+		}
+	}
+	return seen
+}
+
 // warmUp waits until every key has seen an admitted fenced write.
 func (h *harness) warmUp() error {
 	deadline := time.Now().Add(10*h.cfg.TTL + 20*time.Second)
 	for {
-		seen := map[string]bool{}
-		for _, e := range h.rec.Events() {
-			if e.Kind == EvAdmit {
-				seen[e.Key] = true
-			}
-		}
+		seen := h.written(0)
 		if len(seen) == len(h.cfg.Keys) {
 			return nil
 		}
