@@ -15,13 +15,9 @@ type Memory struct {
 
 // Seen reports whether id has been marked done.
 func (m *Memory) Seen(ctx context.Context, id string) (bool, error) {
-	if err := ValidateID(id); err != nil {
+	if err := m.lock(ctx, id); err != nil {
 		return false, err
 	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.done[id]
 	return ok, nil
@@ -29,13 +25,9 @@ func (m *Memory) Seen(ctx context.Context, id string) (bool, error) {
 
 // Mark records id as done and reports whether it was the first to.
 func (m *Memory) Mark(ctx context.Context, id string) (bool, error) {
-	if err := ValidateID(id); err != nil {
+	if err := m.lock(ctx, id); err != nil {
 		return false, err
 	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.done[id]; ok {
 		return false, nil
@@ -45,6 +37,18 @@ func (m *Memory) Mark(ctx context.Context, id string) (bool, error) {
 	}
 	m.done[id] = struct{}{}
 	return true, nil
+}
+
+// lock checks id and ctx, then locks m.
+func (m *Memory) lock(ctx context.Context, id string) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	return nil
 }
 
 // Forget removes id, so that it counts as not done.

@@ -16,11 +16,8 @@ import (
 	"github.com/leasehold-go/leasehold/memory"
 )
 
-// The dedupe scenarios run unchanged on every database.
-var dedupeScenarios = []struct {
-	name string
-	run  func(t *testing.T, db *sql.DB, d fence.Dialect)
-}{
+// dedupeScenarios test package dedupe's Table.
+var dedupeScenarios = []scenario{
 	{"MarkSeenPrune", markSeenPrune},
 	{"ExactlyOnceInTx", exactlyOnceInTx},
 	{"RolledBackMarkIsUndone", rolledBackMarkIsUndone},
@@ -29,17 +26,11 @@ var dedupeScenarios = []struct {
 }
 
 func TestDedupeSQLite(t *testing.T) {
-	db := openSQLite(t)
-	for _, s := range dedupeScenarios {
-		t.Run(s.name, func(t *testing.T) { s.run(t, db, fence.SQLite) })
-	}
+	runScenarios(t, openSQLite(t), fence.SQLite, dedupeScenarios)
 }
 
 func TestDedupePostgres(t *testing.T) {
-	db := openPostgres(t)
-	for _, s := range dedupeScenarios {
-		t.Run(s.name, func(t *testing.T) { s.run(t, db, fence.Postgres) })
-	}
+	runScenarios(t, openPostgres(t), fence.Postgres, dedupeScenarios)
 }
 
 // processedTable creates a fresh dedupe table.

@@ -16,7 +16,7 @@ import (
 // TestPostgres runs the scenarios through database/sql with pgx's stdlib
 // driver, using the zero Dialect ($1 placeholders).
 func TestPostgres(t *testing.T) {
-	runScenarios(t, openPostgres(t), fence.Dialect(0))
+	runScenarios(t, openPostgres(t), fence.Dialect(0), fenceScenarios)
 }
 
 // openPostgres opens the test server through database/sql with pgx's

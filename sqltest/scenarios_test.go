@@ -13,12 +13,15 @@ import (
 	"github.com/leasehold-go/leasehold/fence"
 )
 
-// The scenarios run unchanged on every database; each creates its own
+// A scenario runs unchanged on every database; each creates its own
 // tables.
-var scenarios = []struct {
+type scenario struct {
 	name string
 	run  func(t *testing.T, db *sql.DB, d fence.Dialect)
-}{
+}
+
+// fenceScenarios test package fence's Table.
+var fenceScenarios = []scenario{
 	{"CheckSequence", checkSequence},
 	{"UpdateOneStatement", updateOneStatement},
 	{"ExecCallerStatement", execCallerStatement},
@@ -27,8 +30,8 @@ var scenarios = []struct {
 	{"NullFence", nullFence},
 }
 
-func runScenarios(t *testing.T, db *sql.DB, d fence.Dialect) {
-	for _, s := range scenarios {
+func runScenarios(t *testing.T, db *sql.DB, d fence.Dialect, list []scenario) {
+	for _, s := range list {
 		t.Run(s.name, func(t *testing.T) { s.run(t, db, d) })
 	}
 }

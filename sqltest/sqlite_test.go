@@ -24,5 +24,5 @@ func openSQLite(t testing.TB) *sql.DB {
 }
 
 func TestSQLite(t *testing.T) {
-	runScenarios(t, openSQLite(t), fence.SQLite)
+	runScenarios(t, openSQLite(t), fence.SQLite, fenceScenarios)
 }
