@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/leasehold-go/leasehold/faults"
 )
@@ -12,7 +14,7 @@ import (
 // running anything.
 func reportCmd(args []string) (int, error) {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
-	in := fs.String("json", "", "results file written by faults suite -json")
+	in := fs.String("json", "", "results file(s) written by faults suite -json, comma-separated (runs of several suites are pooled)")
 	out := fs.String("out", "", "write the markdown here (default: standard output)")
 	mode := fs.String("mode", "long", "the mode the results came from")
 	command := fs.String("command", "./scripts/faults --long", "the command that produced them")
@@ -20,16 +22,30 @@ func reportCmd(args []string) (int, error) {
 	if *in == "" {
 		return 0, fmt.Errorf("report: -json is required")
 	}
-	rs, errs, err := faults.ReadRecords(*in)
-	if err != nil {
-		return 0, err
-	}
-	st, err := os.Stat(*in)
-	if err != nil {
-		return 0, err
+	var (
+		rs     []*faults.RunResult
+		errs   = map[string][]string{}
+		newest time.Time
+	)
+	for _, path := range strings.Split(*in, ",") {
+		r, e, err := faults.ReadRecords(path)
+		if err != nil {
+			return 0, err
+		}
+		rs = append(rs, r...)
+		for store, msgs := range e {
+			errs[store] = append(errs[store], msgs...)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return 0, err
+		}
+		if st.ModTime().After(newest) {
+			newest = st.ModTime()
+		}
 	}
 	sums := faults.Aggregate(rs, errs)
-	md := faults.Markdown(sums, *mode, *command, st.ModTime())
+	md := faults.Markdown(sums, *mode, *command, newest)
 	if *out == "" {
 		fmt.Print(md)
 	} else if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
