@@ -88,6 +88,13 @@
 // application_name and idle_session_timeout, and gives the connection back.
 // A failed statement discards its session, which ends any lock it took.
 //
+// The lock ends at the server the moment its session breaks, and the holder
+// learns it only when its watcher or next renewal sees the break: after a
+// connection reset another session can take the lock while the first
+// holder still believes it holds it. The fault-injection harness measures
+// this window (docs/safety.md, "concurrent holders (the lease alone)"); it
+// is why advisory-mode leases must fence their writes, like every lease.
+//
 // The mode writes no rows, so it is about as fast as bare advisory locks,
 // but each held lease occupies a pool connection (size pool_max_conns for
 // the leases you hold at once), Holder reports labels cut to fit
