@@ -1,9 +1,11 @@
 package dedupe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -51,6 +53,11 @@ type Consumer struct {
 	// that worker will have marked it done or given it up. With a Wait,
 	// Handle waits for that worker and then finds the item done.
 	Lease leasehold.AcquireOptions
+	// MarkTimeout bounds the mark after successful work, which runs even
+	// if the caller's context has ended meanwhile (the work's effect is
+	// made; only the mark keeps a redelivery from repeating it). 0 means
+	// 5 seconds.
+	MarkTimeout time.Duration
 }
 
 // Handle runs work for the item id unless it is already done: it checks
@@ -62,15 +69,16 @@ type Consumer struct {
 // mark the item in the same transaction as its writes ([Table.Mark]): the
 // lease only keeps workers from running the item at the same time while
 // all goes well. When work marks the item itself, Handle's own mark finds
-// it marked, which is not an error.
+// it marked, which is not an error; when work finds the item already done
+// that way, it returns ErrDuplicate.
 //
 // Handle returns Duplicate when the item was done already, Processed when
 // work succeeded and the item is marked, and Failed with the reason
 // otherwise: an invalid id (ErrInvalidID), the lease (leasehold.ErrHeld
 // when another worker has it), the Record, work's own error, or
 // ErrUnmarked when work succeeded but the mark failed (the item would run
-// again if redelivered). A lease lost while work ran is joined to work's
-// error as in [leasehold.Client.Do]; if work returned nil the item is
+// again if redelivered). A lease lost while work ran is joined to the
+// error as in [leasehold.Client.Do]. If work returned nil the item is
 // still marked done (work reported its effect made) and Handle returns
 // Processed with an error matching leasehold.ErrLost: acknowledge the
 // item, and know that its work may have overlapped another worker's.
@@ -81,44 +89,43 @@ func (c *Consumer) Handle(ctx context.Context, id string, work func(ctx context.
 	if err := ValidateID(id); err != nil {
 		return Failed, err
 	}
+	key := cmp.Or(c.Prefix, "dedupe/") + id
+	if err := leasehold.ValidateKey(key); err != nil {
+		return Failed, fmt.Errorf("%w: the lease key of %q: %w", ErrInvalidID, id, err)
+	}
 	if seen, err := c.Record.Seen(ctx, id); err != nil || seen {
 		return result(seen, err)
 	}
-	prefix := c.Prefix
-	if prefix == "" {
-		prefix = "dedupe/"
-	}
 	res := Failed
-	err := c.Client.Do(ctx, prefix+id, c.Lease, func(lctx context.Context, l *leasehold.Lease) error {
+	err := c.Client.Do(ctx, key, c.Lease, func(lctx context.Context, l *leasehold.Lease) error {
 		seen, err := c.Record.Seen(lctx, id)
 		if err != nil || seen {
 			res, err = result(seen, err)
 			return err
 		}
-		if err := work(lctx, l); err != nil {
+		if err := work(lctx, l); errors.Is(err, ErrDuplicate) {
+			res = Duplicate
+			return nil
+		} else if err != nil {
 			return err
 		}
-		// Mark on the caller's context, not the lease's: the work is
-		// done even if the lease ended as it returned.
-		if _, err := c.Record.Mark(ctx, id); err != nil {
+		// The work's effect is made: mark it even if ctx or the lease
+		// ended as work returned, on a detached, bounded context.
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(c.MarkTimeout, 5*time.Second))
+		defer cancel()
+		if _, err := c.Record.Mark(mctx, id); err != nil {
 			return fmt.Errorf("%w: %q: %w", ErrUnmarked, id, err)
 		}
 		res = Processed
 		return nil
 	})
-	if err != nil && res != Processed {
-		return Failed, err
-	}
 	return res, err
 }
 
+// result maps a Record lookup to Handle's answer.
 func result(seen bool, err error) (Result, error) {
-	switch {
-	case err != nil:
-		return Failed, err
-	case seen:
+	if err == nil && seen {
 		return Duplicate, nil
-	default:
-		return Failed, nil
 	}
+	return Failed, err
 }

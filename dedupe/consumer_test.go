@@ -3,6 +3,8 @@ package dedupe_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -232,5 +234,52 @@ func TestResultString(t *testing.T) {
 		if r.String() != want {
 			t.Errorf("%d.String() = %q, want %q", int(r), r.String(), want)
 		}
+	}
+}
+
+// Work that finds the item done in its own transaction says so with
+// ErrDuplicate.
+func TestHandleWorkReportsDuplicate(t *testing.T) {
+	var rec dedupe.Memory
+	c := newConsumer(t, memory.New(nil), &rec, leasehold.AcquireOptions{TTL: time.Minute})
+	res, err := c.Handle(context.Background(), "x", func(context.Context, *leasehold.Lease) error {
+		return fmt.Errorf("rolled back: %w", dedupe.ErrDuplicate)
+	})
+	if res != dedupe.Duplicate || err != nil {
+		t.Fatalf("Handle = %v, %v; want Duplicate, nil", res, err)
+	}
+}
+
+// The caller's context ending while the work commits does not leave the
+// item unmarked: the mark runs on a detached context.
+func TestHandleMarksAfterCallerCancelled(t *testing.T) {
+	var rec dedupe.Memory
+	c := newConsumer(t, memory.New(nil), &rec, leasehold.AcquireOptions{TTL: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	res, err := c.Handle(ctx, "x", func(context.Context, *leasehold.Lease) error {
+		cancel() // shutdown begins while the effect commits
+		return nil
+	})
+	if res != dedupe.Processed || err != nil {
+		t.Fatalf("Handle = %v, %v; want Processed, nil", res, err)
+	}
+	if seen, _ := rec.Seen(context.Background(), "x"); !seen {
+		t.Fatal("the item was not marked done")
+	}
+}
+
+// An id (or prefix) that cannot make a lease key is refused before any
+// lease is taken.
+func TestHandleIDThatMakesNoKey(t *testing.T) {
+	var rec dedupe.Memory
+	c := newConsumer(t, memory.New(nil), &rec, leasehold.AcquireOptions{TTL: time.Minute})
+	c.Prefix = strings.Repeat("p", leasehold.MaxKeyLen)
+	res, err := c.Handle(context.Background(), "x", func(context.Context, *leasehold.Lease) error { return nil })
+	if res != dedupe.Failed || !errors.Is(err, dedupe.ErrInvalidID) || !errors.Is(err, leasehold.ErrInvalidKey) {
+		t.Fatalf("Handle with an over-long prefix = %v, %v; want Failed, ErrInvalidID wrapping ErrInvalidKey", res, err)
+	}
+	c.Prefix = ""
+	if res, err := c.Handle(context.Background(), "a\tb", nil); res != dedupe.Failed || !errors.Is(err, dedupe.ErrInvalidID) {
+		t.Fatalf("Handle of an id with a tab = %v, %v; want ErrInvalidID", res, err)
 	}
 }

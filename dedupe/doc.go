@@ -23,6 +23,7 @@
 // the transaction commits both or neither, and a duplicate finds the mark
 // and rolls back (exactly-once effect).
 //
-// Implementations: [Memory] (one process, tests) and [Table] (a SQL table in
-// PostgreSQL, SQLite or MySQL, through database/sql).
+// Records: [Memory] (one process, tests) and a SQL table in PostgreSQL,
+// SQLite or MySQL through database/sql ([Table], bound to a database by
+// [Table.Record]).
 package dedupe

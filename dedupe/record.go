@@ -24,12 +24,19 @@ const MaxIDLen = 255
 // Sentinel errors; check them with errors.Is.
 var (
 	// ErrInvalidID: an item id is empty, longer than MaxIDLen, not valid
-	// UTF-8, or holds a NUL byte.
+	// UTF-8, or holds a control character (the characters lease keys
+	// refuse), or the Consumer's prefix and the id do not make a valid
+	// lease key.
 	ErrInvalidID = errors.New("dedupe: invalid item id")
 	// ErrUnmarked: the work ran and succeeded, but marking it done failed,
 	// so a redelivery would run it again. The error also wraps the
 	// record's failure.
 	ErrUnmarked = errors.New("dedupe: work done but not marked done")
+	// ErrDuplicate: returned by a Consumer's work function, it says that the
+	// work found the item already done (for example [Table.Mark] in the
+	// work's own transaction reported first == false, and the work rolled
+	// back); Handle then reports Duplicate with a nil error.
+	ErrDuplicate = errors.New("dedupe: item already done")
 )
 
 // ValidateID reports whether id is acceptable to every Record. The error
@@ -43,9 +50,9 @@ func ValidateID(id string) error {
 	case !utf8.ValidString(id):
 		return fmt.Errorf("%w: id %q is not valid UTF-8", ErrInvalidID, id)
 	}
-	for i := 0; i < len(id); i++ {
-		if id[i] == 0 {
-			return fmt.Errorf("%w: id %q holds a NUL byte at offset %d", ErrInvalidID, id, i)
+	for i, r := range id {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: id %q holds control character %#x at offset %d", ErrInvalidID, id, r, i)
 		}
 	}
 	return nil

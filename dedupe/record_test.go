@@ -21,7 +21,9 @@ func TestValidateID(t *testing.T) {
 		{"", "empty"},
 		{strings.Repeat("x", dedupe.MaxIDLen+1), "256 bytes"},
 		{"bad\xff", "UTF-8"},
-		{"nul\x00byte", "NUL byte at offset 3"},
+		{"nul\x00byte", "control character 0x0 at offset 3"},
+		{"tab\tid", "control character 0x9 at offset 3"},
+		{"c1\u0085", "control character 0x85"},
 	} {
 		err := dedupe.ValidateID(tc.id)
 		switch {

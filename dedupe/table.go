@@ -11,20 +11,35 @@ import (
 	"github.com/leasehold-go/leasehold/fence"
 )
 
-// Table is a Record kept in a SQL table, one row per item done:
+// Table keeps a Record in a SQL table, one row per item done:
 //
 //	CREATE TABLE IF NOT EXISTS processed (
-//		id VARCHAR(255) NOT NULL PRIMARY KEY,
-//		done_at BIGINT NOT NULL -- Unix milliseconds, for Prune
+//		id VARCHAR(255) NOT NULL PRIMARY KEY, -- VARBINARY(255) in MySQL
+//		done_at BIGINT NOT NULL               -- Unix milliseconds, for Prune
 //	)
 //
 // Its methods take the connection to use on each call, so that an item can
 // be marked in the same transaction as the work's own writes: pass the
 // *sql.Tx to [Table.Mark], and roll back when it reports the item was
-// already marked. In PostgreSQL a second transaction marking the same id
-// waits for the first to commit or roll back and then sees its outcome, so
-// the work's effect happens once. [Table.Record] binds a Table to a
-// database for use as a [Record] (each call its own statement).
+// already marked. [Table.Record] binds a Table to a database for use as a
+// [Record] (each call its own statement).
+//
+// Racing transactions that mark the same id:
+//
+//   - PostgreSQL, READ COMMITTED (the default): the second waits for the
+//     first to commit or roll back, then sees its outcome, so the work's
+//     effect happens once. Under REPEATABLE READ or SERIALIZABLE the second
+//     fails with a serialization error instead (SQLSTATE 40001): retry it.
+//   - SQLite: one writer at a time. Open the database with a busy_timeout,
+//     and make Mark the transaction's first statement (or begin it
+//     IMMEDIATE): a deferred transaction that read first cannot be retried
+//     by the busy timeout (SQLITE_BUSY_SNAPSHOT in WAL mode).
+//   - MySQL and MariaDB: the id column is VARBINARY, so ids compare byte
+//     for byte (a VARCHAR's default collation ignores case and accents,
+//     which would make different ids duplicates). Racing inserts where one
+//     rolls back can end in a deadlock error (1213): retry. The MySQL
+//     statements are generated and unit-tested but not run against a
+//     server in this repository's tests.
 //
 // The zero value of each field is its default; only Name is required. The
 // names are validated and quoted as in [fence.Table].
@@ -47,20 +62,24 @@ type names struct{ table, id, doneAt string }
 func (t Table) names() (names, error) {
 	var n names
 	var err error
+	d := t.Dialect
+	if _, err := d.QuoteIdent("x"); err != nil && !errors.Is(err, fence.ErrInvalidIdentifier) {
+		return n, fmt.Errorf("dedupe: %w", err) // an unknown dialect
+	}
 	if t.Name == "" {
 		return n, fmt.Errorf("dedupe: Table.Name is empty: %w", fence.ErrInvalidIdentifier)
 	}
-	if n.table, err = t.Dialect.QuoteTable(t.Name); err != nil {
+	if n.table, err = d.QuoteTable(t.Name); err != nil {
 		return n, fmt.Errorf("dedupe: table: %w", err)
 	}
-	if n.id, err = t.Dialect.QuoteIdent(cmp.Or(t.ID, "id")); err != nil {
+	if n.id, err = d.QuoteIdent(cmp.Or(t.ID, "id")); err != nil {
 		return n, fmt.Errorf("dedupe: id column: %w", err)
 	}
-	if n.doneAt, err = t.Dialect.QuoteIdent(cmp.Or(t.DoneAt, "done_at")); err != nil {
+	if n.doneAt, err = d.QuoteIdent(cmp.Or(t.DoneAt, "done_at")); err != nil {
 		return n, fmt.Errorf("dedupe: done_at column: %w", err)
 	}
 	if n.id == n.doneAt {
-		return n, fmt.Errorf("dedupe: the id and done_at columns are both %s", n.id)
+		return n, fmt.Errorf("dedupe: the id and done_at columns are both %s: %w", n.id, fence.ErrInvalidIdentifier)
 	}
 	return n, nil
 }
@@ -71,8 +90,12 @@ func (t Table) CreateSQL() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s VARCHAR(%d) NOT NULL PRIMARY KEY, %s BIGINT NOT NULL)",
-		n.table, n.id, MaxIDLen, n.doneAt), nil
+	idType := "VARCHAR"
+	if t.Dialect == fence.MySQL {
+		idType = "VARBINARY" // byte-wise comparison; a VARCHAR's collation folds case
+	}
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s %s(%d) NOT NULL PRIMARY KEY, %s BIGINT NOT NULL)",
+		n.table, n.id, idType, MaxIDLen, n.doneAt), nil
 }
 
 // Migrate creates the table if it does not exist.
@@ -157,10 +180,13 @@ func (t Table) Prune(ctx context.Context, exec fence.Execer, before time.Time) (
 	}
 	q := fmt.Sprintf("DELETE FROM %s WHERE %s < %s", n.table, n.doneAt, t.Dialect.Placeholder(1))
 	res, err := exec.ExecContext(ctx, q, before.UnixMilli())
-	if err != nil {
-		return 0, fmt.Errorf("dedupe: pruning %s: %w", t.Name, err)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil {
+			return n, nil
+		}
 	}
-	return res.RowsAffected()
+	return 0, fmt.Errorf("dedupe: pruning %s: %w", t.Name, err)
 }
 
 // Record binds the table to db as a Record.

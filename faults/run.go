@@ -259,8 +259,12 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	// On a starved machine a healthy key can go 3 x TTL without a write, so
 	// the window stretches (to 20 x TTL at most) until every key has
 	// progressed: a key counts as stuck only if it makes no progress at all.
-	for waited := 3; waited < 20 && len(h.written(quietFrom)) < len(cfg.Keys) && ctx.Err() == nil; waited++ {
+	waited := 3
+	for ; waited < 20 && len(h.written(quietFrom)) < len(cfg.Keys) && ctx.Err() == nil; waited++ {
 		h.sleep(cfg.TTL)
+	}
+	if waited > 3 {
+		h.notes = append(h.notes, fmt.Sprintf("quiet window stretched to %d x TTL before every key had progressed (load %.1f)", waited, loadAvg()))
 	}
 	end := Mono()
 	result.Seconds = float64(end-start) / 1e9

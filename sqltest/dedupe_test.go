@@ -147,9 +147,25 @@ func rolledBackMarkIsUndone(t *testing.T, db *sql.DB, d fence.Dialect) {
 // redeliveries and two consumers.
 func consumerOverTable(t *testing.T, db *sql.DB, d fence.Dialect) {
 	ctx := context.Background()
-	rec := processedTable(t, db, d).Record(db)
+	tbl := processedTable(t, db, d)
+	rec := tbl.Record(db)
 	store := memory.New(nil)
 	runs := 0
+	// The recommended work: mark in the transaction of the effect.
+	work := func(ctx context.Context, _ *leasehold.Lease) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if first, err := tbl.Mark(ctx, tx, "job-9"); err != nil {
+			return err
+		} else if !first {
+			return dedupe.ErrDuplicate
+		}
+		runs++
+		return tx.Commit()
+	}
 	var results []dedupe.Result
 	for range 2 {
 		client, err := leasehold.New(store, nil)
@@ -158,7 +174,7 @@ func consumerOverTable(t *testing.T, db *sql.DB, d fence.Dialect) {
 		}
 		c := &dedupe.Consumer{Client: client, Record: rec, Lease: leasehold.AcquireOptions{TTL: time.Minute}}
 		for range 2 {
-			res, err := c.Handle(ctx, "job-9", func(context.Context, *leasehold.Lease) error { runs++; return nil })
+			res, err := c.Handle(ctx, "job-9", work)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,7 @@
 //
 //	faults run   -store sqlite [-seconds 30] [-seed 1] [-ttl 1s] [-mutation] [-faults F1,F2] [-dir D] [-keep]
 //	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
-//	faults report -json results.jsonl [-out docs/safety.md] [-mode long] [-command "..."]
+//	faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
 //	faults holder ...   (internal: a holder process, started by the harness)
 //
 // suite exits with status 1 when a store misses a target its documentation
@@ -69,7 +69,7 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   faults run   -store NAME [-seconds 30] [-seed N] [-ttl 1s] [-mutation] [-faults F1,F2,...] [-dir D] [-keep]
   faults suite -short|-long [-stores a,b,...] [-runs N] [-seconds S] [-seed N] [-out docs/safety.md] [-json results.jsonl]
-  faults report -json results.jsonl [-out docs/safety.md] [-mode long] [-command "..."]
+  faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
 stores: `+storeNames()+"\n")
 	os.Exit(2)
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,20 +15,28 @@ import (
 // running anything.
 func reportCmd(args []string) (int, error) {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
-	in := fs.String("json", "", "results file(s) written by faults suite -json, comma-separated (runs of several suites are pooled)")
+	in := fs.String("json", "", "results file(s) written by faults suite -json, comma-separated; more may follow the flags")
 	out := fs.String("out", "", "write the markdown here (default: standard output)")
 	mode := fs.String("mode", "long", "the mode the results came from")
 	command := fs.String("command", "./scripts/faults --long", "the command that produced them")
 	_ = fs.Parse(args)
-	if *in == "" {
-		return 0, fmt.Errorf("report: -json is required")
+	// Runs of several suites (sessions) are pooled; a file named twice
+	// counts once.
+	var paths []string
+	for _, p := range append(strings.Split(*in, ","), fs.Args()...) {
+		if p != "" && !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return 0, fmt.Errorf("report: give the results file(s): -json FILE or FILE...")
 	}
 	var (
 		rs     []*faults.RunResult
 		errs   = map[string][]string{}
 		newest time.Time
 	)
-	for _, path := range strings.Split(*in, ",") {
+	for _, path := range paths {
 		r, e, err := faults.ReadRecords(path)
 		if err != nil {
 			return 0, err
