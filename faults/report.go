@@ -324,7 +324,7 @@ func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string
 			commas(m.Ops), m.OpsAfterLoss, m.OpsAfterDeadline, commas(m.Losses), m.SpuriousF1)
 		w("- W1 unfenced counter (negative control): %s writes, %s lost updates, %s overlapping read-modify-writes; violations in %d of %d runs.\n",
 			commas(m.CounterWrites), commas(m.LostUpdates), commas(m.Overlaps), s.ControlRuns, s.Runs)
-		w("- W5 takeover after a holder kill: store grant %s, client lease %s x TTL; %s grants refused by the client as arriving after its deadline.\n",
+		w("- W5 takeover after a holder kill: store grant %s, client lease %s; %s grants refused by the client as arriving after its deadline.\n",
 			ratios(s.Takeovers), ratios(m.TakeoversClient), commas(m.LateGrants))
 		w("- Machine stalls (the harness's own 10 ms ticker late by over %s): %d; takeovers that overlapped one by over a tenth of the TTL, reported apart and not held against the bound: %s.\n",
 			stallThreshold, m.Stalls, ratios(s.Stalled))
@@ -337,8 +337,11 @@ func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string
 		for _, x := range s.Invalid {
 			w("- **Invalid run**: %s\n", mdEscape(x))
 		}
+		if len(m.Violations) > 0 {
+			w("- Findings, for inspection (the first of each run; a target missed is listed above as **Missed**, the rest are the figures above):\n")
+		}
 		for _, v := range m.Violations {
-			w("- Violation seen: %s\n", mdEscape(v))
+			w("  - %s\n", mdEscape(v))
 		}
 	}
 	w("\n## What is measured\n\n")
