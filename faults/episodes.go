@@ -23,7 +23,7 @@ func (h *harness) episode(c string, pass int) error {
 	h.logf("  %s %s", c, FaultNames[c])
 	switch c {
 	case "F1", "F2":
-		f := 0.3
+		f, mustBite := 0.3, false
 		if c == "F2" {
 			f = 1 + 2*h.rng.Float64()
 			if h.cfg.Mutation || h.longPause[pass] == false {
@@ -32,18 +32,31 @@ func (h *harness) episode(c string, pass int) error {
 				// and writes meanwhile: the fault must bite.
 				h.longPause[pass] = true
 				f = h.bound + 1 + 0.5*h.rng.Float64()
+				mustBite = true
 			}
 		}
-		s, err := pick()
-		if err != nil {
-			return err
+		// The long pause must bite: if the paused holder made no stale
+		// write attempt (it had already written when the signal landed,
+		// on a starved machine), it is paused again, at most twice more. (With
+		// the fence disabled nothing is refused: the mutation run is judged
+		// by the stale writes admitted instead.)
+		for try := 0; ; try++ {
+			s, err := pick()
+			if err != nil {
+				return err
+			}
+			on := Mono()
+			_ = s.proc.Signal(syscall.SIGSTOP)
+			h.fault(c, s.id, "on", fmt.Sprintf("SIGSTOP %.2f x TTL", f))
+			h.sleep(h.ttlx(f))
+			_ = s.proc.Signal(syscall.SIGCONT)
+			h.fault(c, s.id, "off", "SIGCONT")
+			h.sleep(recover)
+			if !mustBite || h.cfg.Mutation || try == 2 || h.fencedSince(s.id, on) || h.ctx.Err() != nil {
+				break
+			}
+			h.logf("  %s did not bite (no stale write from %s): pausing again", c, s.id)
 		}
-		_ = s.proc.Signal(syscall.SIGSTOP)
-		h.fault(c, s.id, "on", fmt.Sprintf("SIGSTOP %.2f x TTL", f))
-		h.sleep(h.ttlx(f))
-		_ = s.proc.Signal(syscall.SIGCONT)
-		h.fault(c, s.id, "off", "SIGCONT")
-		h.sleep(recover)
 	case "F3":
 		s, err := pick()
 		if err != nil {

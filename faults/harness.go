@@ -261,6 +261,17 @@ func (h *harness) written(since int64) map[string]bool {
 	return seen
 }
 
+// fencedSince reports whether holder id made a write the fence refused at
+// or after the monotonic time since.
+func (h *harness) fencedSince(id string, since int64) bool {
+	for _, e := range h.rec.Events() {
+		if e.Kind == EvFenced && e.Target == id && e.T >= since {
+			return true
+		}
+	}
+	return false
+}
+
 // warmUp waits until every key has seen an admitted fenced write.
 func (h *harness) warmUp() error {
 	deadline := time.Now().Add(10*h.cfg.TTL + 20*time.Second)
