@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // Postgres is one PostgreSQL server (fsync off: the harness kills
@@ -29,30 +29,9 @@ type Postgres struct {
 // Name implements Backend.
 func (b *Postgres) Name() string { return "postgres-" + b.Mode }
 
-func pgBinDir() (string, error) {
-	dirs := []string{BinDir(), "/usr/lib/postgresql/15/bin"}
-	more, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Sort(sort.Reverse(sort.StringSlice(more)))
-	dirs = append(dirs, more...)
-	if p, err := exec.LookPath("initdb"); err == nil {
-		dirs = append(dirs, filepath.Dir(p))
-	}
-	for _, d := range dirs {
-		if d == "" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Join(d, "postgres")); err == nil && !st.IsDir() {
-			if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
-				return d, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("PostgreSQL server binaries (initdb, postgres) not found in %v: run scripts/install/postgres.sh", dirs)
-}
-
 // Start implements Backend.
 func (b *Postgres) Start(ctx context.Context, dir string) error {
-	bin, err := pgBinDir()
+	bin, err := pgtest.BinDir()
 	if err != nil {
 		return err
 	}

@@ -41,8 +41,11 @@ type Server struct {
 // over TCP (every other role is trusted), for wrong-password tests.
 const Password = "s3cret"
 
-// findBin returns the folder holding initdb and postgres.
-func findBin() (string, error) {
+// BinDir returns the folder holding the PostgreSQL server binaries (initdb
+// and postgres): $LEASEHOLD_BIN, ~/.cache/leasehold/bin, the Debian
+// folders (newest version first) or the folder of initdb on PATH. The error
+// names the folders tried and the install script.
+func BinDir() (string, error) {
 	var dirs []string
 	if d := os.Getenv("LEASEHOLD_BIN"); d != "" {
 		dirs = append(dirs, d)
@@ -97,7 +100,7 @@ func FreePort() (int, error) {
 
 // Start creates and starts a cluster. Stop it with Stop.
 func Start() (*Server, error) {
-	bin, err := findBin()
+	bin, err := BinDir()
 	if err != nil {
 		return nil, err
 	}
