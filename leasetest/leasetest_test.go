@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/leasehold-go/leasehold"
@@ -36,13 +37,26 @@ func (b *broken) Acquire(ctx context.Context, r leasehold.AcquireRequest) (lease
 }
 
 func (b *broken) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if b.mutation == "renew_ignores_owner" {
+	switch b.mutation {
+	case "renew_ignores_owner":
+		return g, nil
+	case "renew_does_not_extend":
+		if h, err := b.Store.Holder(ctx, g.Key); err != nil || h.Token != g.Token {
+			return leasehold.Grant{}, leasehold.ErrNotHeld
+		}
 		return g, nil
 	}
 	return b.Store.Renew(ctx, g)
 }
 
-var mutations = []string{"acquire_not_exclusive", "token_repeats", "renew_ignores_owner"}
+// mutations maps each deliberately broken rule to a subtest that must
+// catch it.
+var mutations = map[string]string{
+	"acquire_not_exclusive": "rule1_acquire_is_exclusive_under_contention",
+	"token_repeats":         "rule5_token_increases_across_release",
+	"renew_ignores_owner":   "rule2_renew_and_release_by_wrong_owner_refused_and_harmless",
+	"renew_does_not_extend": "rule2_renew_by_owner_extends",
+}
 
 // TestBrokenStore runs the suite on one broken store; only the sensitivity
 // test below runs it, in a child process, and expects it to fail.
@@ -59,7 +73,7 @@ func TestBrokenStore(t *testing.T) {
 }
 
 func TestSuiteCatchesBrokenStores(t *testing.T) {
-	for _, m := range mutations {
+	for m, catcher := range mutations {
 		t.Run(m, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestBrokenStore$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "LEASETEST_MUTATION="+m)
@@ -69,6 +83,12 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			}
 			if _, ok := err.(*exec.ExitError); !ok {
 				t.Fatalf("running the child: %v", err)
+			}
+			if !strings.Contains(string(out), "--- FAIL: TestBrokenStore/"+catcher+" ") {
+				t.Fatalf("the suite failed a store with %s, but not in %s:\n%s", m, catcher, out)
+			}
+			if strings.Contains(string(out), "inconclusive") {
+				t.Errorf("a store with %s made a check inconclusive instead of failing it:\n%s", m, out)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package leasetest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -103,28 +104,48 @@ func (s *suite) expiryLetsIn(t *testing.T) {
 }
 
 func (s *suite) renewExtends(t *testing.T) {
+	s.attempts(t, s.renewExtendsOnce)
+}
+
+// renewExtendsOnce renews a short lease every TTL/4 for more than 2 TTLs;
+// the key must stay the owner's. A renewal refused, or a probe granted,
+// more than a TTL after the previous renewal was sent is inconclusive: the
+// lease may really have run out while the machine stalled.
+func (s *suite) renewExtendsOnce(t *testing.T) string {
 	st := s.open(t)
 	k := key(t, "k")
+	sent := time.Now()
 	g, err := st.Acquire(ctxT(t), req(k, s.ttl))
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	// Renew several times across more than 2 TTLs: the key must stay ours.
 	end := time.Now().Add(2*s.ttl + 200*time.Millisecond)
 	for time.Now().Before(end) {
 		time.Sleep(s.ttl / 4)
+		next := time.Now()
 		g2, err := st.Renew(ctxT(t), g)
 		if err != nil {
-			t.Fatalf("renew by the owner: %v", err)
+			if gap := time.Since(sent); gap >= s.ttl {
+				return fmt.Sprintf("renew refused (%v) %s after the previous renewal was sent, past the %s TTL", err, gap.Round(time.Millisecond), s.ttl)
+			}
+			t.Fatalf("renew by the owner, %s after the previous renewal was sent (TTL %s): %v", time.Since(sent).Round(time.Millisecond), s.ttl, err)
 		}
+		sent = next
 		if g2.Token != g.Token {
 			t.Fatalf("renew changed the token from %d to %d", g.Token, g2.Token)
 		}
-		probeHeld(t, st, k, s.ttl, "acquire by another while renewed")
+		if other := probeHeld(t, st, k, s.ttl, "acquire by another while renewed"); other != nil {
+			_ = st.Release(ctxT(t), *other)
+			if gap := time.Since(sent); gap >= s.ttl {
+				return fmt.Sprintf("another owner acquired the key %s after the last renewal was sent, past the %s TTL", gap.Round(time.Millisecond), s.ttl)
+			}
+			t.Fatalf("another owner acquired the key %s after the owner's renewal was sent (TTL %s)", time.Since(sent).Round(time.Millisecond), s.ttl)
+		}
 	}
 	if err := st.Release(ctxT(t), g); err != nil {
 		t.Fatalf("release: %v", err)
 	}
+	return ""
 }
 
 func (s *suite) wrongOwner(t *testing.T) {
