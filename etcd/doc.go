@@ -30,8 +30,10 @@
 // housekeeping, as if a per-key lease had expired. A holder whose process
 // dies or is cut off loses its keys when the session's etcd lease expires:
 // after at most 1.5 x TTL (at least TTL + 1 s), plus etcd's expiry check
-// (up to 0.5 s). Close stops the keepalives without releasing: grants end by
-// their etcd lease.
+// (up to 0.5 s), plus two raft commits: the revocation, then the next
+// holder's grant, which the revocation's watch event wakes (milliseconds on
+// a healthy cluster; the fault harness allows them 100 ms). Close stops the
+// keepalives without releasing: grants end by their etcd lease.
 //
 // # Storage, tokens and fencing
 //
