@@ -253,24 +253,24 @@ func reportPercentiles(b *testing.B, lat []time.Duration, what string) {
 	b.ReportMetric(at(0.99), what+"p99-ms")
 }
 
-// BenchmarkCycle compares acquire+release cycles of the four
-// implementations on 1, 8 and 64 workers with distinct keys and 8 workers
-// on one hot key. Run with e.g. -bench Cycle -benchtime 3s.
-func BenchmarkCycle(b *testing.B) {
+// cycleFixture is what the cycle benchmarks share: a client, a store and a
+// leasehold.Client over it, and a kept-alive etcd lease for the raw
+// implementation, all closed when b ends.
+func cycleFixture(b *testing.B) (*clientv3.Client, *etcd.Store, *leasehold.Client, clientv3.LeaseID) {
 	cli := newClient(b)
 	st := etcd.New(cli, nil)
-	defer st.Close()
+	b.Cleanup(func() { _ = st.Close() })
 	lc, err := leasehold.New(st, &leasehold.Options{Label: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer lc.Close()
+	b.Cleanup(func() { _ = lc.Close() })
 	lease, err := cli.Grant(context.Background(), int64(ttl/time.Second))
 	if err != nil {
 		b.Fatal(err)
 	}
 	kctx, kcancel := context.WithCancel(context.Background())
-	defer kcancel()
+	b.Cleanup(kcancel)
 	ka, err := cli.KeepAlive(kctx, lease.ID)
 	if err != nil {
 		b.Fatal(err)
@@ -279,11 +279,19 @@ func BenchmarkCycle(b *testing.B) {
 		for range ka { //nolint:revive // drain keepalive responses
 		}
 	}()
+	return cli, st, lc, lease.ID
+}
+
+// BenchmarkCycle compares acquire+release cycles of the four
+// implementations on 1, 8 and 64 workers with distinct keys and 8 workers
+// on one hot key. Run with e.g. -bench Cycle -benchtime 3s.
+func BenchmarkCycle(b *testing.B) {
+	cli, st, lc, lease := cycleFixture(b)
 	impls := []struct {
 		name string
 		c    cycler
 	}{
-		{"raw", raw(lease.ID)},
+		{"raw", raw(lease)},
 		{"leasehold", leaseholdStore(st)},
 		{"mutex", mutex},
 		{"leasehold-client", leaseholdClient(lc)},

@@ -12,9 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/etcd"
 )
 
 // BenchmarkRatio measures the same scenarios as BenchmarkCycle as paired
@@ -25,28 +22,7 @@ import (
 // -benchtime 1x (each sub-benchmark runs LEASEHOLD_ETCD_ROUNDS rounds,
 // default 7, of 700 ms per implementation).
 func BenchmarkRatio(b *testing.B) {
-	cli := newClient(b)
-	st := etcd.New(cli, nil)
-	defer st.Close()
-	lc, err := leasehold.New(st, &leasehold.Options{Label: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lc.Close()
-	lease, err := cli.Grant(context.Background(), int64(ttl/time.Second))
-	if err != nil {
-		b.Fatal(err)
-	}
-	kctx, kcancel := context.WithCancel(context.Background())
-	defer kcancel()
-	ka, err := cli.KeepAlive(kctx, lease.ID)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() {
-		for range ka { //nolint:revive // drain keepalive responses
-		}
-	}()
+	cli, st, lc, lease := cycleFixture(b)
 	rounds := 7
 	if v := envInt("LEASEHOLD_ETCD_ROUNDS"); v > 0 {
 		rounds = v
@@ -56,7 +32,7 @@ func BenchmarkRatio(b *testing.B) {
 		name string
 		c    cycler
 	}{
-		{"raw", raw(lease.ID)},
+		{"raw", raw(lease)},
 		{"leasehold", leaseholdStore(st)},
 		{"mutex", mutex},
 		{"client", leaseholdClient(lc)},
