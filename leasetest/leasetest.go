@@ -158,6 +158,18 @@ func acquireEventually(t *testing.T, st leasehold.Store, r leasehold.AcquireRequ
 	}
 }
 
+// takeover grants k to one owner for the short TTL, lets it expire
+// unrenewed, and returns that grant and the one another owner (asking for
+// ttl) got once it had.
+func (s *suite) takeover(t *testing.T, st leasehold.Store, k string, ttl time.Duration) (expired, next leasehold.Grant) {
+	t.Helper()
+	expired, err := st.Acquire(ctxT(t), req(k, s.ttl))
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	return expired, acquireEventually(t, st, req(k, ttl), 10*s.ttl+10*time.Second)
+}
+
 // probeHeld checks that another owner cannot acquire k. A store failure (a
 // quorum store whose masters are slow to answer under load) is
 // inconclusive, not a failure of exclusivity, and is logged. A grant is

@@ -92,11 +92,7 @@ func (s *suite) heldError(t *testing.T) {
 func (s *suite) expiryLetsIn(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
-	ga, err := st.Acquire(ctxT(t), req(k, s.ttl))
-	if err != nil {
-		t.Fatalf("acquire: %v", err)
-	}
-	gb := acquireEventually(t, st, req(k, 30*time.Second), 10*s.ttl+10*time.Second)
+	ga, gb := s.takeover(t, st, k, 30*time.Second)
 	defer st.Release(ctxT(t), gb)
 	if gb.Token <= ga.Token {
 		t.Fatalf("token after expiry %d not greater than %d", gb.Token, ga.Token)
@@ -216,11 +212,7 @@ func (s *suite) staleToken(t *testing.T) {
 func (s *suite) renewAfterTakeover(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
-	ga, err := st.Acquire(ctxT(t), req(k, s.ttl))
-	if err != nil {
-		t.Fatalf("acquire: %v", err)
-	}
-	gb := acquireEventually(t, st, req(k, 30*time.Second), 10*s.ttl+10*time.Second)
+	ga, gb := s.takeover(t, st, k, 30*time.Second)
 	if _, err := st.Renew(ctxT(t), ga); !errors.Is(err, leasehold.ErrNotHeld) {
 		t.Errorf("renew by the expired owner after takeover: got %v, want ErrNotHeld", err)
 	}

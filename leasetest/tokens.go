@@ -27,11 +27,7 @@ func (s *suite) tokenRelease(t *testing.T) {
 func (s *suite) tokenExpiry(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
-	g1, err := st.Acquire(ctxT(t), req(k, s.ttl))
-	if err != nil {
-		t.Fatalf("acquire: %v", err)
-	}
-	g2 := acquireEventually(t, st, req(k, s.ttl), 10*s.ttl+10*time.Second)
+	g1, g2 := s.takeover(t, st, k, s.ttl)
 	if g2.Token <= g1.Token {
 		t.Fatalf("token after expiry %d not greater than %d", g2.Token, g1.Token)
 	}
