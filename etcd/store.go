@@ -169,19 +169,25 @@ func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.Acquir
 		Else(clientv3.OpGet(qpfx, clientv3.WithFirstCreate()...)).
 		Commit()
 	if err != nil {
-		if isLeaseNotFound(err) {
-			ss.markLost()
-			return leasehold.Grant{}, errLeaseGone
-		}
-		// The put may have been applied with its reply lost: have
-		// housekeeping delete it if it turns out to be there and untracked.
-		ss.addOrphan(orphan{name: name})
-		return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
+		return leasehold.Grant{}, s.acquireFailed(ctx, ss, name, err)
 	}
 	if !resp.Succeeded {
 		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0])
 	}
 	return s.granted(ss, req, name, resp.Header.Revision, t0)
+}
+
+// acquireFailed is the error of an acquire transaction that put name on
+// ss's lease and got err instead of a reply.
+func (s *Store) acquireFailed(ctx context.Context, ss *session, name string, err error) error {
+	if isLeaseNotFound(err) {
+		ss.markLost()
+		return errLeaseGone
+	}
+	// The put may have been applied with its reply lost: have housekeeping
+	// delete it if it turns out to be there and untracked.
+	ss.addOrphan(orphan{name: name})
+	return s.storeErrOn(ctx, "acquire", err)
 }
 
 // heldError describes the holder of key from a range of its queue's oldest

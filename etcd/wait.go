@@ -144,12 +144,7 @@ func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.Ac
 		Else(clientv3.OpGet(qpfx, clientv3.WithFirstCreate()...)).
 		Commit()
 	if err != nil {
-		if isLeaseNotFound(err) {
-			ss.markLost()
-			return leasehold.Grant{}, errLeaseGone
-		}
-		ss.addOrphan(orphan{name: name})
-		return leasehold.Grant{}, s.storeErrOn(ctx, "acquire", err)
+		return leasehold.Grant{}, s.acquireFailed(ctx, ss, name, err)
 	}
 	if !resp.Succeeded {
 		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0]) // this owner id is already queued
