@@ -37,9 +37,8 @@ import (
 //   - MySQL and MariaDB: the id column is VARBINARY, so ids compare byte
 //     for byte (a VARCHAR's default collation ignores case and accents,
 //     which would make different ids duplicates). Racing inserts where one
-//     rolls back can end in a deadlock error (1213): retry. The MySQL
-//     statements are generated and unit-tested but not run against a
-//     server in this repository's tests.
+//     rolls back can end in a deadlock error (1213): retry. The tests run
+//     these statements on a real MariaDB server (10.11), not on MySQL.
 //
 // The zero value of each field is its default; only Name is required. The
 // names are validated and quoted as in [fence.Table].

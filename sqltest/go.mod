@@ -3,6 +3,7 @@ module github.com/leasehold-go/leasehold/sqltest
 go 1.26.0
 
 require (
+	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
@@ -11,6 +12,7 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect

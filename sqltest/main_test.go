@@ -32,10 +32,29 @@ func postgresURL(t testing.TB) string {
 	return pgServer.ConnString()
 }
 
+// The MariaDB server likewise.
+var (
+	myOnce   sync.Once
+	myServer *mariaDB
+	myErr    error
+)
+
+func mariaDBServer(t testing.TB) *mariaDB {
+	t.Helper()
+	myOnce.Do(func() { myServer, myErr = startMariaDB() })
+	if myErr != nil {
+		t.Fatal(myErr)
+	}
+	return myServer
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if pgServer != nil {
 		pgServer.Stop()
+	}
+	if myServer != nil {
+		myServer.stop()
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -122,10 +122,18 @@ func updateOneStatement(t *testing.T, db *sql.DB, d fence.Dialect) {
 	ctx := context.Background()
 	// Reserved words as names: quoting must make them work.
 	name := uniqueName("order")
-	quoted := `"` + name + `"`
-	mustExec(t, db, d, `CREATE TABLE `+quoted+` ("user" TEXT NOT NULL DEFAULT '', "select" BIGINT NOT NULL DEFAULT 0,
-		"group" TEXT PRIMARY KEY, "from" BIGINT NOT NULL DEFAULT 0)`)
-	mustExec(t, db, d, `INSERT INTO `+quoted+` ("group") VALUES ('g1')`)
+	q := func(ident string) string {
+		t.Helper()
+		s, err := d.QuoteIdent(ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	quoted, user, sel, group, from := q(name), q("user"), q("select"), q("group"), q("from")
+	mustExec(t, db, d, `CREATE TABLE `+quoted+` (`+user+` VARCHAR(64) NOT NULL DEFAULT '', `+sel+` BIGINT NOT NULL DEFAULT 0,
+		`+group+` VARCHAR(64) PRIMARY KEY, `+from+` BIGINT NOT NULL DEFAULT 0)`)
+	mustExec(t, db, d, `INSERT INTO `+quoted+` (`+group+`) VALUES ('g1')`)
 	tbl := fence.Table{Name: name, ID: "group", Fence: "from", Dialect: d}
 
 	set := func(user string, n int64) map[string]any { return map[string]any{"user": user, "select": n} }
@@ -137,14 +145,14 @@ func updateOneStatement(t *testing.T, db *sql.DB, d fence.Dialect) {
 	}
 	wantStale(t, tbl.Update(ctx, db, "g1", 3, set("alice again", 3)), 3, 4)
 
-	var user string
+	var who string
 	var n, f int64
-	row := db.QueryRow(rebind(d, `SELECT "user", "select", "from" FROM `+quoted+` WHERE "group" = ?`), "g1")
-	if err := row.Scan(&user, &n, &f); err != nil {
+	row := db.QueryRow(rebind(d, `SELECT `+user+`, `+sel+`, `+from+` FROM `+quoted+` WHERE `+group+` = ?`), "g1")
+	if err := row.Scan(&who, &n, &f); err != nil {
 		t.Fatal(err)
 	}
-	if user != "bob" || n != 2 || f != 4 {
-		t.Fatalf("row = %q, %d, fence %d; want the token-4 write", user, n, f)
+	if who != "bob" || n != 2 || f != 4 {
+		t.Fatalf("row = %q, %d, fence %d; want the token-4 write", who, n, f)
 	}
 	if err := tbl.Update(ctx, db, "nope", 9, set("x", 0)); !errors.Is(err, fence.ErrNoRow) {
 		t.Fatalf("Update of a missing row: %v", err)
