@@ -3,6 +3,8 @@
 # server binaries (initdb, pg_ctl, postgres) and PgBouncer (for the transaction
 # pooling test). Idempotent: does nothing when both are present.
 set -euo pipefail
+# shellcheck source=../lib/apt.sh
+. "$(dirname "$0")/../lib/apt.sh"
 
 pgbin=""
 for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
@@ -21,18 +23,8 @@ if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
 fi
 
 if [ "${#need[@]}" -gt 0 ]; then
-	sudo=""
-	if [ "$(id -u)" -ne 0 ]; then
-		sudo="sudo"
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq
-	$sudo apt-get install -y "${need[@]}"
-	# The packages start system services where systemd runs; the tests start
-	# their own throwaway servers, so stop the system ones if they started.
-	if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-		$sudo systemctl stop pgbouncer postgresql >/dev/null 2>&1 || true
-	fi
+	apt_install "${need[@]}"
+	stop_system_services pgbouncer postgresql
 	for d in /usr/lib/postgresql/*/bin; do
 		if [ -x "$d/initdb" ]; then
 			pgbin="$d"
