@@ -38,7 +38,8 @@ import (
 //     for byte (a VARCHAR's default collation ignores case and accents,
 //     which would make different ids duplicates). Racing inserts where one
 //     rolls back can end in a deadlock error (1213): retry. The tests run
-//     these statements on a real MariaDB server (10.11), not on MySQL.
+//     these statements on a real MariaDB server (Debian 12's 10.11), not
+//     on Oracle MySQL.
 //
 // The zero value of each field is its default; only Name is required. The
 // names are validated and quoted as in [fence.Table].

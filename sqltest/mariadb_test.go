@@ -45,11 +45,13 @@ func lookBin(names ...string) (string, error) {
 }
 
 func startMariaDB() (_ *mariaDB, err error) {
-	server, err := lookBin("mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld")
+	// MariaDB 10.4 or later: the options below are MariaDB's, and Oracle
+	// MySQL has no install-db tool.
+	server, err := lookBin("mariadbd", "/usr/sbin/mariadbd")
 	if err != nil {
 		return nil, err
 	}
-	install, err := lookBin("mariadb-install-db", "mysql_install_db")
+	install, err := lookBin("mariadb-install-db")
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,9 @@ func startMariaDB() (_ *mariaDB, err error) {
 		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--skip-name-resolve",
 		"--innodb-buffer-pool-size=64M", "--log-error=" + logFile, "--pid-file=" + filepath.Join(dir, "pid")}, asUser...)
 	cmd := exec.Command(server, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, and killed with the test binary if that dies
+	// before TestMain can stop it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %v", server, err)
 	}
@@ -93,8 +97,8 @@ func startMariaDB() (_ *mariaDB, err error) {
 		close(m.done)
 	}()
 	if err := m.waitReady(60 * time.Second); err != nil {
+		log, _ := os.ReadFile(logFile) // before stop removes it
 		m.stop()
-		log, _ := os.ReadFile(logFile)
 		return nil, fmt.Errorf("mariadb on 127.0.0.1:%d: %v\n%s", port, err, tailLines(string(log), 20))
 	}
 	return m, nil

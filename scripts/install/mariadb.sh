@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the SQL helpers' MySQL-dialect tests need (sqltest/): the
-# MariaDB server (mariadbd, mariadb-install-db) from Debian's packages. The
+# MariaDB server, 10.4 or later (mariadbd, mariadb-install-db), from
+# Debian's packages. The
 # tests start their own throwaway server in a temporary folder on a loopback
 # port. Idempotent: does nothing when mariadbd is already installed.
 set -euo pipefail
@@ -8,7 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/apt.sh"
 
 server=""
-for c in mariadbd /usr/sbin/mariadbd mysqld /usr/sbin/mysqld; do
+for c in mariadbd /usr/sbin/mariadbd; do
 	if command -v "$c" >/dev/null 2>&1; then
 		server="$(command -v "$c")"
 		break

@@ -1,20 +1,21 @@
+# shellcheck shell=bash
 # Shell functions for scripts/install/*.sh (sourced, not run).
 
 # apt_install PACKAGE... installs Debian packages, with sudo when not root.
-# The package lists are refreshed first unless one of these scripts did so
-# in the last hour (a stamp file in the temporary folder says when; apt
-# gives its lists the server's dates, not the download's).
+# The package lists are refreshed first unless one of these scripts did so,
+# as this user, in the last hour (a stamp file in the temporary folder says
+# when; apt gives its lists the server's dates, not the download's). A
+# failed refresh is not stamped.
 apt_install() {
-	local sudo="" stamp="${TMPDIR:-/tmp}/leasehold-apt-updated"
+	local sudo="" stamp="${TMPDIR:-/tmp}/leasehold-apt-updated-$(id -u)"
 	if [ "$(id -u)" -ne 0 ]; then
 		sudo="sudo"
 	fi
-	export DEBIAN_FRONTEND=noninteractive
 	if [ -z "$(find "$stamp" -mmin -60 2>/dev/null)" ]; then
-		$sudo apt-get update -qq
-		touch "$stamp"
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq || return
+		touch "$stamp" 2>/dev/null || true
 	fi
-	$sudo apt-get install -y "$@"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@"
 }
 
 # stop_system_services UNIT... stops the services that packages start where
