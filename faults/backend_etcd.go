@@ -203,9 +203,11 @@ func (b *Etcd) ResumeStore() error {
 
 // KillStore implements StoreRestarter: every node at once.
 func (b *Etcd) KillStore() error {
+	var ps []*Proc
 	for _, n := range b.nodes {
-		n.proc.Kill()
+		ps = append(ps, n.proc)
 	}
+	KillProcs(ps...)
 	return nil
 }
 

@@ -92,9 +92,11 @@ func (h *harness) episode(c string, pass int) error {
 				ids = append(ids, s.id)
 			}
 			h.fault(c, strings.Join(ids, ","), "on", "SIGKILL of every holder")
+			var ps []*Proc
 			for _, s := range h.slots {
-				s.proc.Kill()
+				ps = append(ps, s.proc)
 			}
+			KillProcs(ps...)
 			h.fault(c, strings.Join(ids, ","), "off", "")
 			for _, s := range h.slots {
 				if err := h.spawn(s); err != nil {

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -93,15 +95,73 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 	return syscall.Kill(-p.Pid(), sig)
 }
 
-// Kill sends SIGKILL to the group (resuming it first if stopped) and
-// waits for the process to exit.
+// Kill sends SIGKILL to the group (resuming it first if stopped), waits
+// for the process to exit, and then for the rest of its group.
 func (p *Proc) Kill() {
-	if p.Exited() {
-		return
+	if !p.Exited() {
+		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		_ = syscall.Kill(-p.Pid(), syscall.SIGCONT)
+		<-p.done
 	}
-	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
-	_ = syscall.Kill(-p.Pid(), syscall.SIGCONT)
-	<-p.done
+	killGroup(p.Pid(), 10*time.Second)
+}
+
+// KillProcs kills ps at once, as a machine crash would: SIGKILL goes to
+// every group before Kill waits for any of them (one by one, a slow exit
+// would let the others run on for seconds).
+func KillProcs(ps ...*Proc) {
+	for _, p := range ps {
+		if !p.Exited() {
+			_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+			_ = syscall.Kill(-p.Pid(), syscall.SIGCONT)
+		}
+	}
+	for _, p := range ps {
+		p.Kill()
+	}
+}
+
+// killGroup SIGKILLs process group pgid until none of its members is alive
+// (zombies aside), for up to limit. One signal to a group can miss a child
+// forked while it was delivered (a PostgreSQL backend starting as the
+// postmaster is killed): such a child outlives the kill and holds the
+// store's shared memory, so that a restart fails.
+func killGroup(pgid int, limit time.Duration) {
+	end := time.Now().Add(limit)
+	for groupAlive(pgid) && time.Now().Before(end) {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = syscall.Kill(-pgid, syscall.SIGCONT)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a process of group pgid is alive and not a
+// zombie, as /proc shows it.
+func groupAlive(pgid int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	want := strconv.Itoa(pgid)
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 > len(b) {
+			continue
+		}
+		f := strings.Fields(string(b[i+2:]))
+		if len(f) >= 3 && f[2] == want && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 // Stop sends sig (SIGTERM or SIGINT), waits up to grace, then kills.
@@ -113,8 +173,8 @@ func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) {
 	_ = syscall.Kill(-p.Pid(), sig)
 	select {
 	case <-p.done:
-		// Reap anything left in the group.
-		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		// Anything left in the group.
+		killGroup(p.Pid(), grace)
 	case <-time.After(grace):
 		p.Kill()
 	}
@@ -140,9 +200,7 @@ func (s *Procs) KillAll() {
 	ps := s.ps
 	s.ps = nil
 	s.mu.Unlock()
-	for _, p := range ps {
-		p.Kill()
-	}
+	KillProcs(ps...)
 }
 
 // FreePort returns a free loopback TCP port.
