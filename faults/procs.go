@@ -99,8 +99,7 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 // for the process to exit, and then for the rest of its group.
 func (p *Proc) Kill() {
 	if !p.Exited() {
-		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
-		_ = syscall.Kill(-p.Pid(), syscall.SIGCONT)
+		sigkill(p.Pid())
 		<-p.done
 	}
 	killGroup(p.Pid(), 10*time.Second)
@@ -112,8 +111,7 @@ func (p *Proc) Kill() {
 func KillProcs(ps ...*Proc) {
 	for _, p := range ps {
 		if !p.Exited() {
-			_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
-			_ = syscall.Kill(-p.Pid(), syscall.SIGCONT)
+			sigkill(p.Pid())
 		}
 	}
 	for _, p := range ps {
@@ -129,10 +127,16 @@ func KillProcs(ps ...*Proc) {
 func killGroup(pgid int, limit time.Duration) {
 	end := time.Now().Add(limit)
 	for groupAlive(pgid) && time.Now().Before(end) {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		_ = syscall.Kill(-pgid, syscall.SIGCONT)
+		sigkill(pgid)
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// sigkill sends SIGKILL to process group pgid, and SIGCONT so that a
+// stopped member is woken to die.
+func sigkill(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 }
 
 // groupAlive reports whether a process of group pgid is alive and not a
