@@ -102,6 +102,16 @@ type Info struct {
 	// must not be used as a fence.
 	SafeTokens  bool
 	TokenCaveat string
+	// PortableGrants reports that a grant lives in the store alone: any
+	// process holding the key, owner and token can renew or release it,
+	// and it outlives the process that acquired it (until its TTL ends).
+	// It is false when a grant is bound to the acquiring process's own
+	// state (a session connection holding an advisory lock, per-master
+	// state on Redlock, an in-process map), so a one-shot acquire that
+	// exits, or a renew from another process, cannot work; tools such as
+	// the CLI's one-shot acquire/renew/release refuse such stores. The
+	// zero value is the safe answer for a store that does not say.
+	PortableGrants bool
 }
 
 // Notifier is an optional capability: a store that can tell a waiter that a

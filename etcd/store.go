@@ -81,7 +81,9 @@ func New(cli *clientv3.Client, opts *Options) *Store {
 // Info reports the store's bounds. TTLs are rounded up to whole seconds
 // (etcd leases have second granularity), so MinTTL is one second.
 func (s *Store) Info() leasehold.Info {
-	return leasehold.Info{Name: Name, MinTTL: time.Second, MaxTTL: leasehold.MaxTTL, SafeTokens: true}
+	// A grant is renewed from another process through its key's
+	// etcd lease (renewForeign).
+	return leasehold.Info{Name: Name, MinTTL: time.Second, MaxTTL: leasehold.MaxTTL, SafeTokens: true, PortableGrants: true}
 }
 
 // Client returns the etcd client the store uses.

@@ -102,10 +102,12 @@ func (s *Store) Mode() Mode { return s.opts.Mode }
 // them the last tokens).
 func (s *Store) Info() leasehold.Info {
 	if s.opts.Mode == Advisory {
-		// idle_session_timeout has millisecond granularity.
+		// idle_session_timeout has millisecond granularity. The lock lives
+		// in the acquiring session: grants are not portable.
 		return leasehold.Info{Name: s.name, MinTTL: 10 * time.Millisecond, MaxTTL: leasehold.MaxTTL, SafeTokens: true}
 	}
-	return leasehold.Info{Name: s.name, MinTTL: time.Millisecond, MaxTTL: leasehold.MaxTTL, SafeTokens: true}
+	// A lease row is renewed or released by owner and token from any process.
+	return leasehold.Info{Name: s.name, MinTTL: time.Millisecond, MaxTTL: leasehold.MaxTTL, SafeTokens: true, PortableGrants: true}
 }
 
 // check reports the caller's context error, or ErrClosed.

@@ -86,6 +86,9 @@ func (s *Store) Info() leasehold.Info {
 		MaxTTL:      leasehold.MaxTTL,
 		SafeTokens:  true,
 		TokenCaveat: TokenCaveat,
+		// The grant is the key's value on the server: owner and token renew
+		// or release it from any process.
+		PortableGrants: true,
 	}
 }
 

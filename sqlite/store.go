@@ -206,7 +206,7 @@ func (s *Store) Path() string { return s.path }
 // strictly increasing per key across release, expiry, reopening, process
 // crashes and machine crashes, as long as the file is not deleted.
 func (s *Store) Info() leasehold.Info {
-	return leasehold.Info{Name: name, MinTTL: MinTTL, MaxTTL: leasehold.MaxTTL, SafeTokens: true}
+	return leasehold.Info{Name: name, MinTTL: MinTTL, MaxTTL: leasehold.MaxTTL, SafeTokens: true, PortableGrants: true}
 }
 
 // Close closes the store's connections. It does not release leases; their

@@ -126,6 +126,9 @@ func (s *Store) Info() leasehold.Info {
 		MaxTTL:      leasehold.MaxTTL,
 		SafeTokens:  false,
 		TokenCaveat: TokenCaveat,
+		// Renew and release need the per-master state the acquiring
+		// process keeps (which masters granted): grants are not portable.
+		PortableGrants: false,
 	}
 }
 
