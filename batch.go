@@ -49,7 +49,7 @@ func (g *batchGroup) run() {
 	o := &g.c.opts
 	br := g.c.store.(BatchRenewer)
 	interval := time.Duration(float64(g.ttl) * o.RenewFraction)
-	delay := jitter(interval, 0.1)
+	delay := jitter(interval, renewJitter)
 	failures := 0
 	for {
 		t := o.Clock.NewTimer(delay)
@@ -68,18 +68,24 @@ func (g *batchGroup) run() {
 		}
 		g.c.mu.Unlock()
 		if len(ls) == 0 {
-			delay = jitter(interval, 0.1)
+			delay = jitter(interval, renewJitter)
 			continue
 		}
 		sent := o.Clock.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), max(o.holdFor(g.ttl)-interval, interval))
+		earliest := ls[0].Deadline()
+		for _, l := range ls[1:] {
+			if d := l.Deadline(); d.Before(earliest) {
+				earliest = d
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout(earliest.Sub(sent)))
 		res, err := br.RenewMany(ctx, gs)
 		cancel()
 		if err == nil && len(res) != len(ls) {
 			err = &StoreError{Store: g.c.info.Name, Op: "renew", Err: errShortBatch}
 		}
 		for i, l := range ls {
-			r := renewResult{sent: sent, err: err}
+			r := renewResult{sent: sent, err: err, wholeBatch: err != nil}
 			if err == nil {
 				r.err = res[i].Err
 			}
@@ -90,7 +96,7 @@ func (g *batchGroup) run() {
 			delay = min(o.Backoff.Delay(failures), interval/2)
 		} else {
 			failures = 0
-			delay = jitter(interval, 0.1)
+			delay = jitter(interval, renewJitter)
 		}
 	}
 }

@@ -1,11 +1,14 @@
 package leasehold
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/leasehold-go/leasehold/fence"
 )
 
 // Client acquires leases from a Store and runs their lifecycle: renewal,
@@ -105,33 +108,19 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 	if err := ValidateTTL(ttl, c.info); err != nil {
 		return AcquireRequest{}, err
 	}
-	if c.opts.holdFor(ttl) <= 0 {
-		return AcquireRequest{}, fmt.Errorf("%w: TTL %s leaves no time after the drift allowance (rho %v, margin %s)", ErrInvalidTTL, ttl, c.opts.Rho, c.opts.Margin)
+	if hold := c.opts.holdFor(ttl); hold <= c.opts.firstRenewal(ttl) {
+		return AcquireRequest{}, fmt.Errorf("%w: TTL %s leaves %s after the drift allowance (rho %v, margin %s), not enough to renew at %s", ErrInvalidTTL, ttl, max(hold, 0), c.opts.Rho, c.opts.Margin, c.opts.firstRenewal(ttl))
 	}
 	return AcquireRequest{Key: key, Owner: NewOwnerID(), Label: c.opts.Label, TTL: ttl}, nil
 }
 
-// wait retries req until it is granted or ctx ends.
+// wait retries req until it is granted or ctx ends. Every store attempt
+// carries a fresh owner id: an attempt whose answer was lost may still be
+// applied, or cleaned up by the store, after a later attempt has won, and a
+// clean-up that matches the owner must never reach the later grant.
 func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time, error) {
 	if w, ok := c.store.(Waiter); ok {
-		g, err := w.AcquireWait(ctx, req)
-		if err != nil {
-			return Grant{}, time.Time{}, err
-		}
-		// The grant was made at some moment during the wait; the holder
-		// cannot know which, so it anchors its deadline on a renewal sent
-		// now (one more round trip, on the waiting path only).
-		sent := c.opts.Clock.Now()
-		if _, err := c.store.Renew(ctx, g); err != nil {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.ReleaseTimeout)
-			defer cancel()
-			_ = c.store.Release(rctx, g)
-			if errors.Is(err, ErrNotHeld) {
-				err = &LostError{Key: g.Key, Token: g.Token, Reason: err}
-			}
-			return Grant{}, time.Time{}, err
-		}
-		return g, sent, nil
+		return c.waitQueued(ctx, w, req)
 	}
 	var wake <-chan struct{}
 	if n, ok := c.store.(Notifier); ok {
@@ -144,6 +133,9 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 	}
 	var last error // the previous attempt's answer
 	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			req.Owner = NewOwnerID()
+		}
 		sent := c.opts.Clock.Now()
 		g, err := c.store.Acquire(ctx, req)
 		if err == nil {
@@ -151,35 +143,99 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 		}
 		if ctx.Err() != nil && !errors.Is(err, ErrHeld) {
 			// The attempt was cut short by the context.
-			if context.Cause(ctx) != errWaitOver {
-				return Grant{}, time.Time{}, ctx.Err()
-			}
-			if last != nil {
-				return Grant{}, time.Time{}, last
-			}
-			return Grant{}, time.Time{}, err
+			return Grant{}, time.Time{}, c.waitEnded(ctx, cmp.Or(last, err))
 		}
 		last = err
 		// Held: wait for it. A store failure (a restart, a reset
 		// connection) is retried the same way until the wait ends; any
 		// other error is final.
-		if !errors.Is(err, ErrHeld) && !errors.Is(err, ErrStore) {
+		if !retryable(err) {
 			return Grant{}, time.Time{}, err
 		}
-		t := c.opts.Clock.NewTimer(c.retryDelay(attempt, req.TTL, err))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			if context.Cause(ctx) == errWaitOver {
-				return Grant{}, time.Time{}, err // the last *HeldError or store failure
-			}
-			return Grant{}, time.Time{}, ctx.Err()
-		case <-wake:
-			t.Stop()
+		woken, ok := c.pause(ctx, c.retryDelay(attempt, req.TTL, err), wake)
+		if !ok {
+			return Grant{}, time.Time{}, c.waitEnded(ctx, err)
+		}
+		if woken {
 			attempt = 0 // a release was announced: start the backoff over
-		case <-t.C():
 		}
 	}
+}
+
+// waitQueued waits on a store that queues waiters itself. A store failure
+// while queued (a leader election, a broken connection) is retried with a
+// fresh owner id until the wait ends, as the polling loop retries it.
+func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest) (Grant, time.Time, error) {
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			req.Owner = NewOwnerID()
+		}
+		g, sent, err := c.acquireQueued(ctx, w, req)
+		if err == nil {
+			return g, sent, nil
+		}
+		if ctx.Err() != nil {
+			return Grant{}, time.Time{}, c.waitEnded(ctx, err)
+		}
+		if !retryable(err) {
+			return Grant{}, time.Time{}, err
+		}
+		if _, ok := c.pause(ctx, c.retryDelay(attempt, req.TTL, err), nil); !ok {
+			return Grant{}, time.Time{}, c.waitEnded(ctx, err)
+		}
+	}
+}
+
+// acquireQueued makes one queued attempt. The grant was made at some moment
+// during the wait; the holder cannot know which, so it anchors its deadline
+// on a renewal sent after the grant arrived (one more round trip, on the
+// waiting path only).
+func (c *Client) acquireQueued(ctx context.Context, w Waiter, req AcquireRequest) (Grant, time.Time, error) {
+	g, err := w.AcquireWait(ctx, req)
+	if err != nil {
+		return Grant{}, time.Time{}, err
+	}
+	sent := c.opts.Clock.Now()
+	if _, err := c.store.Renew(ctx, g); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.ReleaseTimeout)
+		defer cancel()
+		_ = c.store.Release(rctx, g)
+		if errors.Is(err, ErrNotHeld) {
+			err = &LostError{Key: g.Key, Token: g.Token, Reason: err}
+		}
+		return Grant{}, time.Time{}, err
+	}
+	return g, sent, nil
+}
+
+// retryable reports whether a waiting acquire tries again after err: the
+// key was held, or the store failed.
+func retryable(err error) bool {
+	return errors.Is(err, ErrHeld) || errors.Is(err, ErrStore)
+}
+
+// pause sleeps d, or less: it returns woken when wake fires first (a
+// release was announced), and ok false when ctx ends first.
+func (c *Client) pause(ctx context.Context, d time.Duration, wake <-chan struct{}) (woken, ok bool) {
+	t := c.opts.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-wake:
+		return true, true
+	case <-t.C():
+		return false, true
+	}
+}
+
+// waitEnded is a waiting acquire's error once ctx has ended: last (the last
+// *HeldError or store failure) when the Wait ran out, else ctx's error.
+func (c *Client) waitEnded(ctx context.Context, last error) error {
+	if context.Cause(ctx) == errWaitOver && last != nil {
+		return last
+	}
+	return ctx.Err()
 }
 
 // retryDelay is the pause before a waiter's next attempt: the backoff,
@@ -226,7 +282,8 @@ func (c *Client) checkOpen() error {
 }
 
 // Do acquires key (waiting as opts says), runs fn with a context that ends
-// when ctx ends or the lease is lost, and releases the lease on every path,
+// when ctx ends or the lease is lost (and carries the lease's fencing token
+// for fence.TokenFrom and fence.RoundTripper), and releases the lease on every path,
 // including a panic in fn (which is re-raised after the release). It
 // returns fn's error; if the lease was lost while fn ran, the *LostError is
 // joined to it, because fn's work may have run unprotected.
@@ -235,7 +292,9 @@ func (c *Client) Do(ctx context.Context, key string, opts AcquireOptions, fn fun
 	if err != nil {
 		return err
 	}
-	runCtx, cancel := context.WithCancelCause(ctx)
+	// The work's context carries the fencing token, like the lease's own
+	// context, so fence.RoundTripper and fence.TokenFrom see it.
+	runCtx, cancel := context.WithCancelCause(fence.WithToken(ctx, l.Token()))
 	stop := context.AfterFunc(l.Context(), func() { cancel(context.Cause(l.Context())) })
 	defer func() {
 		stop()

@@ -39,6 +39,10 @@ type Lease struct {
 type renewResult struct {
 	sent time.Time
 	err  error
+	// wholeBatch: err is the failure of a whole batch call, which the
+	// batch group retries itself; a failure of this grant alone is
+	// retried by the lease on its own.
+	wholeBatch bool
 }
 
 // start turns a grant sent at sent into a held lease.
@@ -113,27 +117,32 @@ func (l *Lease) Deadline() time.Time {
 	return l.deadline
 }
 
-// Remaining returns the holder-side time left, 0 once the lease has ended.
+// Remaining returns the holder-side time left, 0 once the lease has ended
+// or its deadline has passed. It reads the clock, so it is 0 from the
+// deadline on even if the lease's goroutine has not yet cancelled the
+// context.
 func (l *Lease) Remaining() time.Duration {
 	if l.ctx.Err() != nil {
 		return 0
 	}
-	d := l.Deadline().Sub(l.c.opts.Clock.Now())
-	if d < 0 {
-		return 0
-	}
-	return d
+	return max(l.Deadline().Sub(l.c.opts.Clock.Now()), 0)
 }
 
 // Checkpoint returns nil if the lease is held with at least need left, and
-// otherwise an error: the lease's end cause, or one wrapping
+// otherwise an error: the lease's end cause, a *LostError wrapping
+// ErrExpired once the deadline has passed (judged by the clock, whether or
+// not the context has been cancelled yet), or one wrapping
 // ErrInsufficientTime. Call it before each side effect. It narrows the
 // unsafe window; only a fence closes it.
 func (l *Lease) Checkpoint(need time.Duration) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	if left := l.Remaining(); left < need {
+	left := l.Deadline().Sub(l.c.opts.Clock.Now())
+	if left <= 0 {
+		return &LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: ErrExpired}
+	}
+	if left < need {
 		return fmt.Errorf("%w: lease on %q has %s left, the step needs %s", ErrInsufficientTime, l.grant.Key, left, need)
 	}
 	return nil

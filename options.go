@@ -28,7 +28,10 @@ type Options struct {
 	// Margin is subtracted from every deadline. Default DefaultMargin.
 	Margin time.Duration
 	// RenewFraction is the part of the TTL between renewals, jittered by
-	// 10%. Default 1/3.
+	// 10%. Default 1/3. Must be in (0, 0.5]: a renewal must leave the
+	// holder at least as long to retry as it waited to renew, and an
+	// acquire is refused when the latest jittered renewal would not come
+	// before the holder's deadline.
 	RenewFraction float64
 	// ReleaseTimeout bounds a release, which runs on a context detached
 	// from the caller's. Default DefaultReleaseTimeout (5 s).
@@ -36,10 +39,12 @@ type Options struct {
 	// Backoff paces acquire retries while waiting and renew retries after
 	// a failure. Default ExpBackoff{} (10 ms doubling to 1 s, full jitter).
 	Backoff Backoff
-	// OnJeopardy, if set, is called (from the lease's goroutine; keep it
-	// short) each time a renewal fails without being refused, while the
-	// lease is still held: the holder is in jeopardy and will lose the
-	// lease at its deadline unless a retry succeeds.
+	// OnJeopardy, if set, is called each time a renewal fails without
+	// being refused, while the lease is still held: the holder is in
+	// jeopardy and will lose the lease at its deadline unless a retry
+	// succeeds. Each call runs on a goroutine of its own, so a callback
+	// that blocks (or calls Lease.Release) never delays the deadline;
+	// calls for one lease may therefore overlap.
 	OnJeopardy func(Jeopardy)
 	// Clock is the holder's clock. Default SystemClock().
 	Clock Clock
@@ -89,8 +94,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RenewFraction == 0 {
 		o.RenewFraction = 1.0 / 3
 	}
-	if o.RenewFraction <= 0 || o.RenewFraction >= 1 {
-		return o, fmt.Errorf("leasehold: Options.RenewFraction %v is outside (0, 1)", o.RenewFraction)
+	if o.RenewFraction <= 0 || o.RenewFraction > maxRenewFraction {
+		return o, fmt.Errorf("leasehold: Options.RenewFraction %v is outside (0, %v]: renewals would come too late to retry before the deadline", o.RenewFraction, maxRenewFraction)
 	}
 	if o.ReleaseTimeout <= 0 {
 		o.ReleaseTimeout = DefaultReleaseTimeout
@@ -102,6 +107,19 @@ func (o Options) withDefaults() (Options, error) {
 		o.Clock = SystemClock()
 	}
 	return o, nil
+}
+
+// maxRenewFraction is the largest RenewFraction: a renewal at half the TTL
+// leaves about as long again for its retries.
+const maxRenewFraction = 0.5
+
+// renewJitter is the relative jitter of the renew interval.
+const renewJitter = 0.1
+
+// firstRenewal is the latest moment, after the grant was sent, at which
+// the first renewal of a lease of ttl may start.
+func (o Options) firstRenewal(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl) * o.RenewFraction * (1 + renewJitter))
 }
 
 // holdFor is how long the holder may act on a grant of ttl sent at t_send:

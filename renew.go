@@ -20,15 +20,19 @@ func (l *Lease) run(batched bool) {
 	defer func() { deadline.Stop() }()
 	var renewC <-chan time.Time
 	var renewT Timer
-	schedule := func(d time.Duration) {
-		if batched {
-			return
-		}
+	// retry schedules this lease's own renewal in d; schedule does so only
+	// for a lease that no batch group renews.
+	retry := func(d time.Duration) {
 		if renewT != nil {
 			renewT.Stop()
 		}
 		renewT = o.Clock.NewTimer(d)
 		renewC = renewT.C()
+	}
+	schedule := func(d time.Duration) {
+		if !batched {
+			retry(d)
+		}
 	}
 	defer func() {
 		if renewT != nil {
@@ -36,7 +40,7 @@ func (l *Lease) run(batched bool) {
 		}
 	}()
 	interval := time.Duration(float64(l.ttl) * o.RenewFraction)
-	schedule(jitter(interval, 0.1))
+	schedule(jitter(interval, renewJitter))
 	failures := 0
 
 	for {
@@ -64,33 +68,48 @@ func (l *Lease) run(batched bool) {
 				l.mu.Unlock()
 				deadline.Stop()
 				deadline = o.Clock.NewTimer(next.Sub(o.Clock.Now()))
-				schedule(jitter(interval, 0.1))
+				schedule(jitter(interval, renewJitter))
 			case errors.Is(r.err, ErrNotHeld):
 				l.lose(r.err)
 				return
 			default:
 				// Ambiguous or transient: not extended, not lost. Retry
-				// until the deadline settles it.
+				// until the deadline settles it: on its own, unless the
+				// whole batch failed (the batch group retries that).
 				failures++
 				left := l.Remaining()
 				if o.OnJeopardy != nil {
-					o.OnJeopardy(Jeopardy{Key: l.grant.Key, Token: l.grant.Token, Remaining: left, Err: r.err})
+					// On its own goroutine: a callback that blocks (or
+					// calls Release) must never delay the deadline.
+					go o.OnJeopardy(Jeopardy{Key: l.grant.Key, Token: l.grant.Token, Remaining: left, Err: r.err})
 				}
-				schedule(min(o.Backoff.Delay(failures), max(left/4, time.Millisecond)))
+				d := min(o.Backoff.Delay(failures), max(left/4, time.Millisecond))
+				if r.wholeBatch {
+					schedule(d)
+				} else {
+					retry(d)
+				}
 			}
 		}
 	}
 }
 
-// renewOnce sends one renewal, bounded by the holder's deadline, and
-// reports the result to run.
+// renewOnce sends one renewal and reports the result to run. The attempt
+// may take half the time left, so that a hung connection leaves room for at
+// least one more attempt before the deadline.
 func (l *Lease) renewOnce(ctx context.Context) {
 	o := &l.c.opts
 	sent := o.Clock.Now()
-	ctx, cancel := context.WithTimeout(ctx, max(l.Deadline().Sub(sent), time.Millisecond))
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout(l.Deadline().Sub(sent)))
 	defer cancel()
 	_, err := l.c.store.Renew(ctx, l.grant)
 	l.deliver(renewResult{sent: sent, err: err})
+}
+
+// attemptTimeout bounds one renewal attempt made with left before the
+// deadline: half of it, so that at least two attempts fit.
+func attemptTimeout(left time.Duration) time.Duration {
+	return max(left/2, time.Millisecond)
 }
 
 // deliver hands a renewal result to run, unless the lease has ended.

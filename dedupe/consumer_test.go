@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/dedupe"
+	"github.com/leasehold-go/leasehold/fence"
 	"github.com/leasehold-go/leasehold/memory"
 )
 
@@ -281,5 +282,22 @@ func TestHandleIDThatMakesNoKey(t *testing.T) {
 	c.Prefix = ""
 	if res, err := c.Handle(context.Background(), "a\tb", nil); res != dedupe.Failed || !errors.Is(err, dedupe.ErrInvalidID) {
 		t.Fatalf("Handle of an id with a tab = %v, %v; want ErrInvalidID", res, err)
+	}
+}
+
+func TestHandleWorkContextCarriesTheFencingToken(t *testing.T) {
+	var rec dedupe.Memory
+	c := newConsumer(t, memory.New(nil), &rec, leasehold.AcquireOptions{TTL: time.Minute})
+	var got uint64
+	var ok bool
+	_, err := c.Handle(context.Background(), "order-7", func(ctx context.Context, l *leasehold.Lease) error {
+		got, ok = fence.TokenFrom(ctx) // what fence.RoundTripper sends
+		if !ok || got != l.Token() {
+			t.Errorf("work's context carries token %d, %v; want the lease's %d", got, ok, l.Token())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
