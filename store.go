@@ -51,8 +51,14 @@ type Store interface {
 
 // AcquireRequest is what a client asks a store for.
 type AcquireRequest struct {
-	Key   string
-	Owner string        // the caller's unguessable owner id (at least 128 random bits)
+	Key string
+	// Owner is the caller's unguessable owner id (at least 128 random
+	// bits), fresh for every store attempt: Client never sends one owner id
+	// in two Acquire calls, so a store may clean up an attempt whose answer
+	// was lost by its owner id without touching a later grant. A clean-up
+	// must never match on less than the owner (the key alone), and should
+	// match the token too where it is known.
+	Owner string
 	Label string        // a human-readable holder label (host:pid), shown to others
 	TTL   time.Duration // validated against Info.MinTTL and Info.MaxTTL
 }

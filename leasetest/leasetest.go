@@ -85,6 +85,7 @@ func Run(t *testing.T, cfg Config) {
 		{"rule2_renew_and_release_by_wrong_owner_refused_and_harmless", s.wrongOwner},
 		{"rule2_renew_and_release_with_stale_token_refused_and_harmless", s.staleToken},
 		{"rule2_renew_after_takeover_fails", s.renewAfterTakeover},
+		{"rule2_abandoned_acquire_cleanup_spares_later_grant", s.ambiguousCleanup},
 		{"rule3_release_frees_key_at_once", s.releaseFrees},
 		{"rule3_release_on_cancelled_context_still_frees", s.releaseCancelled},
 		{"rule4_keys_are_opaque", s.opaqueKeys},

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/leasetest"
@@ -18,6 +20,8 @@ import (
 type broken struct {
 	*memory.Store
 	mutation string
+	mu       sync.Mutex
+	last     map[string]leasehold.Grant // the latest grant per key
 }
 
 func (b *broken) Acquire(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
@@ -29,9 +33,19 @@ func (b *broken) Acquire(ctx context.Context, r leasehold.AcquireRequest) (lease
 		}
 		return g, nil
 	}
+	if b.mutation == "late_cleanup_by_key" {
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < 10*time.Millisecond {
+			return b.abandonLate(r)
+		}
+	}
 	g, err := b.Store.Acquire(ctx, r)
 	if err == nil && b.mutation == "token_repeats" {
 		g.Token = 1
+	}
+	if err == nil {
+		b.mu.Lock()
+		b.last[r.Key] = g
+		b.mu.Unlock()
 	}
 	return g, err
 }
@@ -49,6 +63,30 @@ func (b *broken) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant,
 	return b.Store.Renew(ctx, g)
 }
 
+// abandonLate models an acquire whose reply was lost: it is applied, the
+// caller hears a timeout, and its clean-up, delayed in flight, lands just
+// after the next grant of the key and matches the key alone, removing that
+// grant.
+func (b *broken) abandonLate(r leasehold.AcquireRequest) (leasehold.Grant, error) {
+	bg := context.Background()
+	first, err := b.Store.Acquire(bg, r)
+	if err != nil {
+		first = leasehold.Grant{}
+	}
+	go func() {
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			b.mu.Lock()
+			g, ok := b.last[r.Key]
+			b.mu.Unlock()
+			if ok && g.Token != first.Token {
+				_ = b.Store.Release(bg, g)
+				return
+			}
+		}
+	}()
+	return leasehold.Grant{}, context.DeadlineExceeded
+}
+
 // mutations are the deliberately broken rules, each with a subtest that
 // must catch it.
 var mutations = []struct{ name, catcher string }{
@@ -56,6 +94,7 @@ var mutations = []struct{ name, catcher string }{
 	{"token_repeats", "rule5_token_increases_across_release"},
 	{"renew_ignores_owner", "rule2_renew_and_release_by_wrong_owner_refused_and_harmless"},
 	{"renew_does_not_extend", "rule2_renew_by_owner_extends"},
+	{"late_cleanup_by_key", "rule2_abandoned_acquire_cleanup_spares_later_grant"},
 }
 
 // TestBrokenStore runs the suite on one broken store; only the sensitivity
@@ -68,7 +107,7 @@ func TestBrokenStore(t *testing.T) {
 	}
 	shared := memory.New(nil)
 	leasetest.Run(t, leasetest.Config{Open: func(testing.TB) leasehold.Store {
-		return &broken{Store: shared.Reopen(), mutation: m}
+		return &broken{Store: shared.Reopen(), mutation: m, last: map[string]leasehold.Grant{}}
 	}, Contenders: 20})
 }
 
