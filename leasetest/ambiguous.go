@@ -18,16 +18,17 @@ import (
 // attempt of a Client does, so a clean-up keyed on the abandoned attempt's
 // owner (and token, where known) is safe, and one keyed on less is caught.
 //
-// The abandoned attempts end after 0 to a few milliseconds, so across the
-// rounds some end before the store saw them, some while it worked and some
-// after it answered.
+// The abandoned attempts end after 0 to 110% of the time a normal acquire
+// takes, so across the rounds some end before the store saw them, some
+// while it worked and some just after it answered.
 func (s *suite) ambiguousCleanup(t *testing.T) {
 	st := s.open(t)
 	settle := max(s.ttl/2, 50*time.Millisecond) // for a clean-up still in flight
+	rtt := acquireTime(t, st)
 	ambiguous := 0
 	for i := range 12 {
 		k := key(t, fmt.Sprint(i))
-		actx, cancel := context.WithTimeout(ctxT(t), time.Duration(i)*250*time.Microsecond)
+		actx, cancel := context.WithTimeout(ctxT(t), rtt*time.Duration(i)/10)
 		g, err := st.Acquire(actx, req(k, s.ttl))
 		cancel()
 		if err == nil {
@@ -56,4 +57,22 @@ func (s *suite) ambiguousCleanup(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 12 acquires were abandoned mid-flight", ambiguous)
+}
+
+// acquireTime is how long an uncontended acquire and its release take on
+// st, the fastest of three.
+func acquireTime(t *testing.T, st leasehold.Store) time.Duration {
+	best := time.Duration(1<<63 - 1)
+	for i := range 3 {
+		r := req(key(t, fmt.Sprint("rtt", i)), time.Minute)
+		start := time.Now()
+		g, err := st.Acquire(ctxT(t), r)
+		d := time.Since(start)
+		if err != nil {
+			t.Fatalf("acquire: %v", err)
+		}
+		_ = st.Release(ctxT(t), g)
+		best = min(best, d)
+	}
+	return best
 }
