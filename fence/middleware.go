@@ -47,7 +47,7 @@ import (
 // The middleware can still parse and carry the token (and refuse tokens
 // older than this replica has seen); the database makes the decision that
 // counts. The sqltest module has a runnable example on SQLite
-// (ExampleTable_Check_replicas in sqltest/example_replicas_test.go).
+// (Example_replicas in sqltest/example_replicas_test.go).
 type MiddlewareOptions struct {
 	// Resource names the resource a request writes to; the guard keeps one
 	// highest token per name, and requests of one name are serialised.
