@@ -67,7 +67,6 @@ func (r *Resource) Start() error {
 	mux.HandleFunc("GET /counter/{key}", r.read)
 	mux.HandleFunc("PUT /counter/{key}", r.cwrite)
 	reg := fence.MiddlewareOptions{
-		Serialize: true,
 		Resource:  func(q *http.Request) string { return q.PathValue("key") },
 	}.Wrap(fence.GuardFunc(r.admit), http.HandlerFunc(r.fwrite))
 	mux.Handle("POST /register/{key}", http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
