@@ -17,7 +17,7 @@ import (
 	"github.com/leasehold-go/leasehold/fence"
 )
 
-// W6 is fence.Middleware under writers that stall between admission and
+// W7 is fence.Middleware under writers that stall between admission and
 // write, over real HTTP. Writers take leases on the store, send one fenced
 // write each with the lease's token, give up on the write after
 // StallConfig.Timeout and release the lease; the next writer then takes the
@@ -27,7 +27,7 @@ import (
 // does not watch its request's context). A stale write landed is a write
 // whose token is lower than a write already landed on the same key.
 
-// StallConfig configures one run of the middleware-stall workload (W6).
+// StallConfig configures one run of the middleware-stall workload (W7).
 type StallConfig struct {
 	Backend Backend // the store the writers lease their keys from
 	Open    Opener
@@ -49,7 +49,7 @@ type StallConfig struct {
 	Log       func(format string, a ...any)
 }
 
-// StallResult is the outcome of one W6 run.
+// StallResult is the outcome of one W7 run.
 type StallResult struct {
 	Store   string
 	Seed    uint64
@@ -73,7 +73,7 @@ type StallResult struct {
 	Missed      []string // a target missed: stale writes with the default options
 }
 
-// Landing is a write as the W6 handler landed it, in landing order.
+// Landing is a write as the W7 handler landed it, in landing order.
 type Landing struct {
 	Key   string
 	Token uint64
@@ -93,7 +93,7 @@ func StaleLandings(lands []Landing) (int, []string) {
 		if ok && l.Token < h.Token {
 			n++
 			if len(out) < 5 {
-				out = append(out, fmt.Sprintf("W6 %s: write %s with token %d landed %s after write %s with token %d",
+				out = append(out, fmt.Sprintf("W7 %s: write %s with token %d landed %s after write %s with token %d",
 					l.Key, l.Req, l.Token, time.Duration(l.T-h.T).Round(time.Millisecond), h.Req, h.Token))
 			}
 			continue
@@ -103,7 +103,7 @@ func StaleLandings(lands []Landing) (int, []string) {
 	return n, out
 }
 
-// stallServer is W6's HTTP service.
+// stallServer is W7's HTTP service.
 type stallServer struct {
 	cfg StallConfig
 
@@ -122,7 +122,7 @@ func (s *stallServer) handler() http.Handler {
 		Resource:         func(q *http.Request) string { return q.PathValue("key") },
 	}.Wrap(&guard, http.HandlerFunc(s.land))
 	mux := http.NewServeMux()
-	mux.Handle("POST /w6/{key}", http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+	mux.Handle("POST /w7/{key}", http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
 		if tok, err := fence.RequestToken(q); err == nil {
 			s.mu.Lock()
 			s.arrived[q.PathValue("key")] = max(s.arrived[q.PathValue("key")], tok)
@@ -157,7 +157,7 @@ func (s *stallServer) land(w http.ResponseWriter, q *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// RunStall runs W6 once: it starts the store and the service, runs the
+// RunStall runs W7 once: it starts the store and the service, runs the
 // writers for cfg.Duration and checks the landing order.
 func RunStall(ctx context.Context, cfg StallConfig) (res *StallResult, err error) {
 	if cfg.Backend == nil || cfg.Open == nil || cfg.Dir == "" {
@@ -216,7 +216,7 @@ func RunStall(ctx context.Context, cfg StallConfig) (res *StallResult, err error
 	if cfg.Unsafe {
 		mode = "UnsafeConcurrent (negative control)"
 	}
-	logf("%s: W6 fence.Middleware with %s, %d writers on %v, %s", b.Name(), mode, cfg.Writers, cfg.Keys, cfg.Duration)
+	logf("%s: W7 fence.Middleware with %s, %d writers on %v, %s", b.Name(), mode, cfg.Writers, cfg.Keys, cfg.Duration)
 	res = &StallResult{Store: b.Name(), Seed: cfg.Seed, Unsafe: cfg.Unsafe, Writers: cfg.Writers, Keys: len(cfg.Keys)}
 	start := Mono()
 	wctx, cancel := context.WithTimeout(ctx, cfg.Duration)
@@ -260,12 +260,12 @@ func RunStall(ctx context.Context, cfg StallConfig) (res *StallResult, err error
 	res.StaleLanded, res.Violations = StaleLandings(s.lands)
 	switch {
 	case cfg.Unsafe && res.StaleLanded == 0:
-		res.Invalid = append(res.Invalid, fmt.Sprintf("W6 negative control: UnsafeConcurrent landed no stale write (%d stalls, %d overtaken): the workload cannot show what it claims to catch", res.Stalls, res.Overtaken))
+		res.Invalid = append(res.Invalid, fmt.Sprintf("W7 negative control: UnsafeConcurrent landed no stale write (%d stalls, %d overtaken): the workload cannot show what it claims to catch", res.Stalls, res.Overtaken))
 	case !cfg.Unsafe && res.Overtaken == 0:
-		res.Invalid = append(res.Invalid, fmt.Sprintf("W6: no stall was overtaken by a newer token (%d stalls)", res.Stalls))
+		res.Invalid = append(res.Invalid, fmt.Sprintf("W7: no stall was overtaken by a newer token (%d stalls)", res.Stalls))
 	}
 	if !cfg.Unsafe && res.StaleLanded > 0 {
-		res.Missed = append(res.Missed, fmt.Sprintf("W6: %d stale writes landed through fence.Middleware with default options", res.StaleLanded))
+		res.Missed = append(res.Missed, fmt.Sprintf("W7: %d stale writes landed through fence.Middleware with default options", res.StaleLanded))
 	}
 	return res, nil
 }
@@ -306,7 +306,7 @@ func runStallWriter(ctx context.Context, cfg StallConfig, url, base string, idx 
 	defer store.Close()
 	client, err := leasehold.New(store, &leasehold.Options{
 		TTL:     time.Second,
-		Label:   "w6-writer-" + strconv.Itoa(idx),
+		Label:   "w7-writer-" + strconv.Itoa(idx),
 		Backoff: leasehold.ExpBackoff{Base: 2 * time.Millisecond, Cap: 20 * time.Millisecond},
 	})
 	if err != nil {
@@ -326,7 +326,7 @@ func runStallWriter(ctx context.Context, cfg StallConfig, url, base string, idx 
 			return c, fmt.Errorf("acquire %s: %w", key, err)
 		}
 		rctx, cancel := context.WithTimeout(fence.WithToken(context.Background(), l.Token()), cfg.Timeout)
-		req, err := http.NewRequestWithContext(rctx, http.MethodPost, base+"/w6/"+key, nil)
+		req, err := http.NewRequestWithContext(rctx, http.MethodPost, base+"/w7/"+key, nil)
 		if err != nil {
 			cancel()
 			return c, err
@@ -363,13 +363,13 @@ func runStallWriter(ctx context.Context, cfg StallConfig, url, base string, idx 
 	return c, nil
 }
 
-// StallSummary is the one-paragraph text of a W6 result.
+// StallSummary is the one-paragraph text of a W7 result.
 func StallSummary(r *StallResult) string {
 	mode := "default options"
 	if r.Unsafe {
 		mode = "UnsafeConcurrent (negative control)"
 	}
-	s := fmt.Sprintf("%s seed %d W6 fence.Middleware, %s: %.0f s, %d writers on %d keys; %d writes sent, %d landed, %d refused (409), %d given up by the writer, %d 503; %d handler stalls, %d overtaken by a newer token; stale writes landed %d",
+	s := fmt.Sprintf("%s seed %d W7 fence.Middleware, %s: %.0f s, %d writers on %d keys; %d writes sent, %d landed, %d refused (409), %d given up by the writer, %d 503; %d handler stalls, %d overtaken by a newer token; stale writes landed %d",
 		r.Store, r.Seed, mode, r.Seconds, r.Writers, r.Keys, r.Sent, r.Landed, r.Refused, r.GaveUp, r.Unavailable, r.Stalls, r.Overtaken, r.StaleLanded)
 	for _, v := range r.Violations {
 		s += "\n  " + v

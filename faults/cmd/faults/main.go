@@ -3,7 +3,7 @@
 //	faults run   -store sqlite [-seconds 30] [-seed 1] [-ttl 1s] [-mutation] [-faults F1,F2] [-dir D] [-keep]
 //	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
 //	faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
-//	faults stall -store sqlite [-seconds 10] [-seed 1] [-writers 4] [-dir D]   (W6 with default options, then UnsafeConcurrent)
+//	faults stall -store sqlite [-seconds 10] [-seed 1] [-writers 4] [-dir D]   (W7 with default options, then UnsafeConcurrent)
 //	faults holder ...   (internal: a holder process, started by the harness)
 //
 // suite exits with status 1 when a store misses a target its documentation

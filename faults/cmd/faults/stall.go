@@ -11,7 +11,7 @@ import (
 	"github.com/leasehold-go/leasehold/faults"
 )
 
-// stallCmd runs W6, fence.Middleware under stalled writers, twice: with the
+// stallCmd runs W7, fence.Middleware under stalled writers, twice: with the
 // default options (no stale write may land) and with UnsafeConcurrent (the
 // negative control, which must land some).
 func stallCmd(ctx context.Context, args []string) (int, error) {
@@ -25,14 +25,14 @@ func stallCmd(ctx context.Context, args []string) (int, error) {
 	d := *dir
 	if d == "" {
 		var err error
-		if d, err = os.MkdirTemp("", "leasehold-faults-w6-"); err != nil {
+		if d, err = os.MkdirTemp("", "leasehold-faults-w7-"); err != nil {
 			return 0, err
 		}
 		defer os.RemoveAll(d)
 	}
 	code := 0
 	for _, unsafe := range []bool{false, true} {
-		r, err := runStall(ctx, *store, filepath.Join(d, fmt.Sprintf("w6-unsafe-%v", unsafe)), *seed, unsafe, *writers, *seconds)
+		r, err := runStall(ctx, *store, filepath.Join(d, fmt.Sprintf("w7-unsafe-%v", unsafe)), *seed, unsafe, *writers, *seconds)
 		if err != nil {
 			return 0, err
 		}
@@ -52,6 +52,6 @@ func runStall(ctx context.Context, store, dir string, seed uint64, unsafe bool, 
 	return faults.RunStall(ctx, faults.StallConfig{
 		Backend: b, Open: open, Dir: dir, Unsafe: unsafe, Writers: writers,
 		Duration: time.Duration(seconds) * time.Second, Seed: seed,
-		Log: func(format string, a ...any) { logf("[%s %d W6] "+format, append([]any{store, seed}, a...)...) },
+		Log: func(format string, a ...any) { logf("[%s %d W7] "+format, append([]any{store, seed}, a...)...) },
 	})
 }
