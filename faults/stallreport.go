@@ -114,7 +114,9 @@ func stallMarkdown(rs []*StallResult) string {
 	w("Writers lease keys from the %s store and send fenced writes over HTTP to a service behind `fence.Middleware`,\n", store)
 	w("whose handler stalls at random after the admission, longer than the writer waits; the writer gives up, releases,\n")
 	w("and the next writer arrives with a higher token while the stalled write is still pending. This workload runs on\n")
-	w("the embedded SQLite store only: the store just issues the tokens, and what is tested is the middleware.\n\n")
+	w("the embedded SQLite store only: the store just issues the tokens, and what is tested is the middleware. With the\n")
+	w("default options, a write queued behind a stalled one whose writer gave up first is never admitted (503), so fewer\n")
+	w("writes land than are sent; that is the price of the per-resource lock.\n\n")
 	w("| workload | runs | writes sent / landed | handler stalls (overtaken by a newer token) | stale writes landed | verdict |\n")
 	w("| --- | --- | --- | --- | --- | --- |\n")
 	row := func(name string, p *stallPool, verdict string) {
