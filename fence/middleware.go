@@ -23,7 +23,10 @@ import (
 // checked, or it is checked after t's handler and refused with 409. This
 // holds if the handler's write is done (committed, flushed) when the
 // handler returns; a handler that hands the write to a goroutine or a queue
-// and returns early is not protected.
+// and returns early is not protected. The locks belong to the handler that
+// Wrap returns: two handlers wrapped separately over one guard do not
+// exclude each other, so route every write to a resource through one
+// wrapped handler.
 //
 // The token is recorded by the [Guard] when the request is admitted, before
 // the handler runs, and stays recorded if the handler then fails. That is
