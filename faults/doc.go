@@ -14,6 +14,14 @@
 //     (fence.Header) and the resource admits it only if the token is at
 //     least the highest it has admitted (fence.Middleware over a guard).
 //
+// A separate workload, W7 (RunStall), tests fence.Middleware itself: writers
+// lease keys from the store and send fenced writes over HTTP to a service
+// whose handler stalls at random after the admission, longer than the
+// writer waits, so that the next writer arrives with a higher token while
+// the stalled write is pending. With the default options no write may land
+// below a write already landed; with UnsafeConcurrent (the negative
+// control) some must, or the run is invalid.
+//
 // Meanwhile the harness injects faults: holder pauses (SIGSTOP) shorter than
 // the renew margin and of 1-3 x TTL, holder kills and respawns, a TCP proxy
 // between each holder and the store that adds latency beyond the TTL, drops

@@ -43,9 +43,10 @@ type StoreSummary struct {
 // Record is one line of a suite's results file: a run's result, or the
 // error of a run that could not be made.
 type Record struct {
-	Store  string     `json:"store"`
-	Result *RunResult `json:"result,omitempty"`
-	Error  string     `json:"error,omitempty"`
+	Store  string       `json:"store"`
+	Result *RunResult   `json:"result,omitempty"`
+	Stall  *StallResult `json:"stall,omitempty"` // a W7 run
+	Error  string       `json:"error,omitempty"`
 }
 
 // ReadRecords reads a results file written by the suite.
@@ -243,9 +244,10 @@ func commas(n int) string {
 	return s
 }
 
-// Markdown renders the safety table and the per-store details. mode and
-// command say how the figures were produced.
-func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string {
+// Markdown renders the safety table, the W7 table (stalls: the
+// fence.Middleware workload's runs, if any) and the per-store details. mode
+// and command say how the figures were produced.
+func Markdown(sums []*StoreSummary, stalls []*StallResult, mode, command string, when time.Time) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("# Safety under faults\n\n")
@@ -253,7 +255,7 @@ func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string
 	w("These figures come from the fault-injection harness in `faults/` (%s mode), run against the real servers\n", mode)
 	w("on one 2-core Linux machine shared with other work. Reproduce them with:\n\n    %s\n\n", command)
 	w("Each figure reads *value of N (runs x seconds per run, seeds)*. Zero failures in N trials bounds the\n")
-	w("rate at about 3/N. What the workloads (W1-W5) and faults (F1-F12) are is explained below the tables.\n\n")
+	w("rate at about 3/N. What the workloads (W1-W5, W7) and faults (F1-F12) are is explained below the tables.\n\n")
 	w("## Targets\n\n")
 	w("| store | tokens claimed safe | stale writes accepted (W2) | token regressions (W3) | ops after own loss signal (W4) | takeover after kill p50 / p99 (W5) | stuck keys | unfenced control bit (W1) | mutation caught | concurrent holders (the lease alone) | verdict |\n")
 	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
@@ -298,6 +300,7 @@ func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string
 		double := s.fig(fmt.Sprint(m.DoubleGrants), m.Grants, "grants") + byFault(m.DoubleByFault)
 		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Store, claim, stale, regress, ops, take, stuck, control, mut, double, mdEscape(verdict))
 	}
+	w("%s", stallMarkdown(stalls))
 	w("\n## Details per store\n")
 	for _, s := range sums {
 		if s.Runs == 0 {
@@ -367,7 +370,10 @@ func Markdown(sums []*StoreSummary, mode, command string, when time.Time) string
 	w("- **W5** time from a holder's SIGKILL to the store's next grant of its keys to another holder, as a ratio of the\n")
 	w("  TTL, against the store's documented bound; keys without progress after the faults healed, or that a fresh\n")
 	w("  client could not acquire within the bound after every holder was killed.\n")
-	w("- **Mutation**: a run with the resource's fence check disabled; the checkers must report stale writes every time.\n\n")
+	w("- **Mutation**: a run with the resource's fence check disabled; the checkers must report stale writes every time.\n")
+	w("- **W7** `fence.Middleware` under writers that stall between admission and write (its own table above): writes\n")
+	w("  that landed with a token below a write already landed on the key, with the default options (target 0) and with\n")
+	w("  `UnsafeConcurrent` (the negative control, which must land some; a run where it does not is invalid).\n\n")
 	w("Faults:\n\n")
 	for _, c := range FaultClasses {
 		w("- **%s** %s.\n", c, FaultNames[c])

@@ -36,7 +36,7 @@ func TestAggregateAndMarkdown(t *testing.T) {
 	if !byName["redis"].Failed() || !byName["etcd"].Failed() || !byName["postgres-lease"].Failed() {
 		t.Fatal("a store with a stale write, one above its takeover bound and one that did not start must fail")
 	}
-	md := faults.Markdown(sums, "short", "./scripts/faults --short", time.Unix(0, 0))
+	md := faults.Markdown(sums, nil, "short", "./scripts/faults --short", time.Unix(0, 0))
 	for _, want := range []string{
 		"| sqlite | yes | 0 of 100 fenced writes (1 x 60 s, seed 1)",
 		"1 of 1 runs (4 stale writes admitted, seed 9)",

@@ -67,8 +67,7 @@ func (r *Resource) Start() error {
 	mux.HandleFunc("GET /counter/{key}", r.read)
 	mux.HandleFunc("PUT /counter/{key}", r.cwrite)
 	reg := fence.MiddlewareOptions{
-		Serialize: true,
-		Resource:  func(q *http.Request) string { return q.PathValue("key") },
+		Resource: func(q *http.Request) string { return q.PathValue("key") },
 	}.Wrap(fence.GuardFunc(r.admit), http.HandlerFunc(r.fwrite))
 	mux.Handle("POST /register/{key}", http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
 		m := reqMeta{holder: q.Header.Get(HeaderHolder), owner: q.Header.Get(HeaderOwner), req: q.Header.Get(HeaderReq)}

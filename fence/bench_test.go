@@ -21,7 +21,8 @@ func BenchmarkMemoryGuardAdmit(b *testing.B) {
 }
 
 // BenchmarkMiddleware compares a bare handler with the same handler behind
-// the middleware (and with Serialize), on in-process requests.
+// the middleware (serialised per resource, the default) and with
+// UnsafeConcurrent, on in-process requests.
 func BenchmarkMiddleware(b *testing.B) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 	var g1, g2 MemoryGuard
@@ -31,7 +32,7 @@ func BenchmarkMiddleware(b *testing.B) {
 	}{
 		{"bare", ok},
 		{"middleware", Middleware(&g1, ok)},
-		{"serialize", MiddlewareOptions{Serialize: true}.Wrap(&g2, ok)},
+		{"unsafe-concurrent", MiddlewareOptions{UnsafeConcurrent: true}.Wrap(&g2, ok)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodPut, "/r", nil)

@@ -20,8 +20,12 @@
 //     ([ErrStale]).
 //   - Over HTTP: the [Header] carries the token; [Middleware] checks it on the
 //     server (400 when missing or malformed, 409 when stale) against a [Guard]
-//     such as [MemoryGuard]; [RoundTripper] stamps it on outgoing requests from
-//     the request's context.
+//     such as [MemoryGuard], and runs the handlers of one resource one at a
+//     time so that a stale request cannot write after a newer one was
+//     admitted; [RoundTripper] stamps it on outgoing requests from the
+//     request's context. The middleware protects one process: a service with
+//     several replicas fences in its shared database ([Table.Check] in the
+//     handler's transaction, with the token from [TokenFrom]).
 //   - In tests: [Register] is an in-memory fenced register that counts and
 //     records accepted and rejected writes.
 //

@@ -8,16 +8,18 @@ import (
 	"github.com/leasehold-go/leasehold/fence"
 )
 
-// An HTTP service checks the Fencing-Token header of every write. Serialize
-// runs the handlers of one resource one at a time, so that a stalled older
-// holder cannot finish its write after a newer holder's.
+// An HTTP service checks the Fencing-Token header of every write. The
+// handlers of one resource run one at a time, so that a stalled older holder
+// cannot finish its write after a newer holder's. This protects one process;
+// a service with several replicas fences its writes in the shared database
+// ([fence.Table] in the handler's transaction).
 func ExampleMiddleware() {
 	var guard fence.MemoryGuard
 	write := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, _ := fence.TokenFrom(r.Context())
 		fmt.Fprintf(w, "stored %s with token %d\n", r.URL.Path, token)
 	})
-	handler := fence.MiddlewareOptions{Serialize: true}.Wrap(&guard, write)
+	handler := fence.Middleware(&guard, write)
 
 	for _, token := range []string{"7", "8", "7", "x"} {
 		req := httptest.NewRequest(http.MethodPut, "/docs/1", nil)

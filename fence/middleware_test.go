@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -163,81 +165,165 @@ func TestStatusCode(t *testing.T) {
 	}
 }
 
-// TestMiddlewareSerialize shows the race that Serialize closes. Holder 5 is
-// admitted and its handler stalls before writing; holder 6 arrives. With
-// Serialize, holder 6 waits until holder 5's write is done, so the register
-// ends with 6's value; both writes are accepted in token order.
-func TestMiddlewareSerialize(t *testing.T) {
-	var reg Register[string]
-	stall := make(chan struct{})
-	inHandler := make(chan struct{})
+// stallingServer serves a handler behind opts that lands each write (an
+// unfenced append of its token, the write the middleware must order) after
+// an optional stall: the request with token stallToken signals admitted and
+// waits for release before writing.
+type stallingServer struct {
+	srv      *httptest.Server
+	mw       *middleware
+	guard    MemoryGuard
+	admitted chan struct{}
+	release  chan struct{}
+
+	mu     sync.Mutex
+	landed []uint64
+}
+
+func newStallingServer(t *testing.T, opts MiddlewareOptions, stallToken uint64) *stallingServer {
+	s := &stallingServer{admitted: make(chan struct{}), release: make(chan struct{})}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := TokenFrom(r.Context())
-		if tok == 5 {
-			close(inHandler)
-			<-stall
+		if tok == stallToken {
+			close(s.admitted)
+			<-s.release
 		}
-		// The handler's write is not fenced on purpose: only the
-		// middleware's serialization keeps the order.
-		reg.Write(0, fmt.Sprint("written by ", tok))
+		s.mu.Lock()
+		s.landed = append(s.landed, tok)
+		s.mu.Unlock()
 	})
-	var g MemoryGuard
-	mw := MiddlewareOptions{Serialize: true}.Wrap(&g, handler)
-	srv := httptest.NewServer(mw)
-	defer srv.Close()
+	s.mw = opts.Wrap(&s.guard, handler).(*middleware)
+	s.srv = httptest.NewServer(s.mw)
+	t.Cleanup(s.srv.Close)
+	return s
+}
 
-	put := func(tok string) (int, error) {
-		req, _ := http.NewRequest(http.MethodPut, srv.URL+"/res", nil)
-		req.Header.Set(Header, tok)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			return 0, err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, nil
+// put sends a fenced PUT to /res and returns its status.
+func (s *stallingServer) put(t *testing.T, tok string) int {
+	req, _ := http.NewRequest(http.MethodPut, s.srv.URL+"/res", nil)
+	req.Header.Set(Header, tok)
+	resp, err := s.srv.Client().Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0
 	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
 
+// staleWrites counts writes that landed after a write with a higher token.
+func (s *stallingServer) staleWrites() (int, []uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, highest := 0, uint64(0)
+	for _, tok := range s.landed {
+		if tok < highest {
+			n++
+		}
+		highest = max(highest, tok)
+	}
+	return n, append([]uint64(nil), s.landed...)
+}
+
+// TestMiddlewareDefaultSerializes: with the default options, holder 5 is
+// admitted and stalls before its write; holder 6 must not be admitted until
+// holder 5's handler has returned, so the writes land in token order and
+// holder 6's is the last. Without the per-resource lock, holder 6 is
+// admitted and writes at once and holder 5's write lands after it.
+func TestMiddlewareDefaultSerializes(t *testing.T) {
+	s := newStallingServer(t, MiddlewareOptions{}, 5)
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		codes[0], _ = put("5")
-	}()
-	<-inHandler
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		codes[1], _ = put("6")
-	}()
-	// Wait until holder 6 is queued on the resource's lock.
-	waitUsers(t, &mw.(*middleware).locks, "/res", 2)
-	if h, _ := g.Highest("/res"); h != 5 {
+	wg.Go(func() { codes[0] = s.put(t, "5") })
+	<-s.admitted
+	done6 := make(chan struct{})
+	wg.Go(func() {
+		defer close(done6)
+		codes[1] = s.put(t, "6")
+	})
+	// Wait until holder 6 is either queued behind holder 5 (the lock has
+	// two users) or finished (it was let through while 5 stalled).
+	queued := false
+	for !queued {
+		select {
+		case <-done6:
+			close(s.release)
+			wg.Wait()
+			n, landed := s.staleWrites()
+			t.Fatalf("holder 6 was admitted and answered %d while holder 5 stalled after its admission; writes landed in the order %v (%d stale)", codes[1], landed, n)
+		default:
+			queued = s.mw.locks.users("/res") == 2
+			runtime.Gosched()
+		}
+	}
+	if h, _ := s.guard.Highest("/res"); h != 5 {
 		t.Fatalf("holder 6 was admitted while holder 5's handler ran (highest %d)", h)
 	}
-	close(stall)
+	close(s.release)
 	wg.Wait()
 	if codes[0] != 200 || codes[1] != 200 {
-		t.Fatalf("codes %v", codes)
+		t.Fatalf("codes %v; want both admitted", codes)
 	}
-	if v, _, _ := reg.Read(); v != "written by 6" {
-		t.Fatalf("register holds %q; want the newer holder's value", v)
+	if n, landed := s.staleWrites(); n != 0 || len(landed) != 2 || landed[1] != 6 {
+		t.Fatalf("writes landed in the order %v (%d stale); want [5 6]", landed, n)
 	}
-
 	// A late request from holder 5 is now refused.
-	if code, err := put("5"); err != nil || code != 409 {
-		t.Fatalf("late stale request: %d %v", code, err)
+	if code := s.put(t, "5"); code != 409 {
+		t.Fatalf("late stale request: %d; want 409", code)
 	}
 }
 
-// TestMiddlewareSerializeGiveUp: a request whose context ends while it waits
-// for the resource's lock is answered 503 and never reaches the guard.
-func TestMiddlewareSerializeGiveUp(t *testing.T) {
+// TestMiddlewareUnsafeConcurrentRace is the negative control: with
+// UnsafeConcurrent, the same interleaving lets the stalled holder 5 write
+// after holder 6, which is why the option says it is unsafe.
+func TestMiddlewareUnsafeConcurrentRace(t *testing.T) {
+	s := newStallingServer(t, MiddlewareOptions{UnsafeConcurrent: true}, 5)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if code := s.put(t, "5"); code != 200 {
+			t.Errorf("holder 5: %d", code)
+		}
+	})
+	<-s.admitted
+	if code := s.put(t, "6"); code != 200 {
+		t.Fatalf("holder 6: %d", code)
+	}
+	close(s.release)
+	wg.Wait()
+	if n, landed := s.staleWrites(); n != 1 || !slices.Equal(landed, []uint64{6, 5}) {
+		t.Fatalf("writes landed in the order %v (%d stale); want [6 5], the lost update this test demonstrates", landed, n)
+	}
+	if s.mw.locks.users("/res") != 0 {
+		t.Fatal("UnsafeConcurrent took the resource lock")
+	}
+}
+
+// TestMiddlewareHandlerFailureKeepsToken: the token is recorded at
+// admission, so a handler that fails does not let an older token in.
+func TestMiddlewareHandlerFailureKeepsToken(t *testing.T) {
+	var g MemoryGuard
+	h := Middleware(&g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "disk full", http.StatusInternalServerError)
+	}))
+	if rec := serve(h, "/r", "7"); rec.Code != 500 {
+		t.Fatalf("failing handler: %d", rec.Code)
+	}
+	if rec := serve(h, "/r", "6"); rec.Code != 409 {
+		t.Fatalf("older token after a failed write: %d; want 409", rec.Code)
+	}
+	if rec := serve(h, "/r", "7"); rec.Code != 500 {
+		t.Fatalf("the same token again: %d; want it admitted (and the handler's 500)", rec.Code)
+	}
+}
+
+// TestMiddlewareGiveUp: a request whose context ends while it waits for
+// the resource's lock is answered 503 and never reaches the guard.
+func TestMiddlewareGiveUp(t *testing.T) {
 	stall := make(chan struct{})
 	inHandler := make(chan struct{})
 	var g MemoryGuard
-	mw := MiddlewareOptions{Serialize: true}.Wrap(&g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mw := Middleware(&g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(inHandler)
 		<-stall
 	}))
@@ -268,37 +354,4 @@ func TestMiddlewareSerializeGiveUp(t *testing.T) {
 	}
 	close(stall)
 	<-done
-}
-
-// TestMiddlewareUnserializedRace documents why Serialize (or a fenced write
-// in the handler) is needed: without it, a stalled older holder overwrites
-// a newer holder's unfenced write.
-func TestMiddlewareUnserializedRace(t *testing.T) {
-	var reg Register[string]
-	stall := make(chan struct{})
-	inHandler := make(chan struct{})
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, _ := TokenFrom(r.Context())
-		if tok == 5 {
-			close(inHandler)
-			<-stall
-		}
-		reg.Write(0, fmt.Sprint("written by ", tok))
-	})
-	var g MemoryGuard
-	h := Middleware(&g, handler)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		serve(h, "/res", "5")
-	}()
-	<-inHandler
-	if rec := serve(h, "/res", "6"); rec.Code != 200 {
-		t.Fatal(rec.Code)
-	}
-	close(stall)
-	<-done
-	if v, _, _ := reg.Read(); v != "written by 5" {
-		t.Fatalf("register holds %q; expected the lost update this test demonstrates", v)
-	}
 }

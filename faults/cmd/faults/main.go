@@ -3,6 +3,7 @@
 //	faults run   -store sqlite [-seconds 30] [-seed 1] [-ttl 1s] [-mutation] [-faults F1,F2] [-dir D] [-keep]
 //	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
 //	faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
+//	faults stall -store sqlite [-seconds 10] [-seed 1] [-writers 4] [-dir D]   (W7 with default options, then UnsafeConcurrent)
 //	faults holder ...   (internal: a holder process, started by the harness)
 //
 // suite exits with status 1 when a store misses a target its documentation
@@ -54,6 +55,8 @@ func main() {
 		code, err = suiteCmd(ctx, os.Args[2:])
 	case "report":
 		code, err = reportCmd(os.Args[2:])
+	case "stall":
+		code, err = stallCmd(ctx, os.Args[2:])
 	default:
 		usage()
 	}
@@ -70,6 +73,7 @@ func usage() {
   faults run   -store NAME [-seconds 30] [-seed N] [-ttl 1s] [-mutation] [-faults F1,F2,...] [-dir D] [-keep]
   faults suite -short|-long [-stores a,b,...] [-runs N] [-seconds S] [-seed N] [-out docs/safety.md] [-json results.jsonl]
   faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
+  faults stall -store sqlite [-seconds 10] [-seed N] [-writers 4] [-dir D]
 stores: `+storeNames()+"\n")
 	os.Exit(2)
 }

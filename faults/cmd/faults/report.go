@@ -33,6 +33,7 @@ func reportCmd(args []string) (int, error) {
 	}
 	var (
 		rs     []*faults.RunResult
+		stalls []*faults.StallResult
 		errs   = map[string][]string{}
 		newest time.Time
 	)
@@ -42,6 +43,11 @@ func reportCmd(args []string) (int, error) {
 			return 0, err
 		}
 		rs = append(rs, r...)
+		w7, err := faults.ReadStallRecords(path)
+		if err != nil {
+			return 0, err
+		}
+		stalls = append(stalls, w7...)
 		for store, msgs := range e {
 			errs[store] = append(errs[store], msgs...)
 		}
@@ -54,7 +60,7 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	sums := faults.Aggregate(rs, errs)
-	md := faults.Markdown(sums, *mode, *command, newest)
+	md := faults.Markdown(sums, stalls, *mode, *command, newest)
 	if *out == "" {
 		fmt.Print(md)
 	} else if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
@@ -65,6 +71,9 @@ func reportCmd(args []string) (int, error) {
 		if s.Failed() {
 			code = 1
 		}
+	}
+	if _, _, failed := faults.StallVerdicts(stalls); failed {
+		code = 1
 	}
 	return code, nil
 }

@@ -18,6 +18,8 @@ type task struct {
 	store    string
 	seed     uint64
 	mutation bool
+	stall    bool // W7, fence.Middleware under stalled writers
+	unsafe   bool // W7's negative control (UnsafeConcurrent)
 }
 
 func suiteCmd(ctx context.Context, args []string) (int, error) {
@@ -34,15 +36,19 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	parallel := fs.Int("parallel", 1, "stores run at the same time")
 	mutations := fs.String("mutation-stores", "", "stores that get a mutation run (default: sqlite short, all long)")
 	command := fs.String("command", "", "the command line to print in the table (default: this one)")
+	stallSecs := fs.Int("stall-seconds", 0, "seconds of each W7 run (fence.Middleware under stalled writers, default options then UnsafeConcurrent; on sqlite, after its other runs); default 10 short, 60 long, negative: skip W7")
 	_ = fs.Parse(args)
 	if *short == *long {
 		return 0, fmt.Errorf("suite: give exactly one of -short and -long")
 	}
 	mode := "short"
-	nRuns, secs, t, mutStores := 1, 0, 750*time.Millisecond, "sqlite"
+	nRuns, secs, t, mutStores, w7 := 1, 0, 750*time.Millisecond, "sqlite", 10
 	if *long {
 		mode = "long"
-		nRuns, secs, t, mutStores = 20, 300, time.Second, *stores
+		nRuns, secs, t, mutStores, w7 = 20, 300, time.Second, *stores, 60
+	}
+	if *stallSecs != 0 {
+		w7 = *stallSecs
 	}
 	if *runs > 0 {
 		nRuns = *runs
@@ -84,10 +90,14 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		if containsName(strings.Split(mutStores, ","), n) {
 			perStore[n] = append(perStore[n], task{store: n, seed: *seed + uint64(nRuns), mutation: true})
 		}
+		if n == "sqlite" && w7 > 0 {
+			perStore[n] = append(perStore[n], task{store: n, seed: *seed, stall: true}, task{store: n, seed: *seed, stall: true, unsafe: true})
+		}
 	}
 	var (
 		mu      sync.Mutex
 		results []*faults.RunResult
+		stalls  []*faults.StallResult
 		errs    = map[string][]string{}
 		kept    []string
 	)
@@ -114,6 +124,26 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 			for _, tk := range perStore[n] {
 				if ctx.Err() != nil {
 					return
+				}
+				if tk.stall {
+					dir := filepath.Join(root, fmt.Sprintf("w7-unsafe-%v-%d", tk.unsafe, tk.seed))
+					r, err := runStall(ctx, tk.store, dir, tk.seed, tk.unsafe, 4, w7)
+					mu.Lock()
+					if err != nil {
+						msg := fmt.Sprintf("W7 seed %d: %v", tk.seed, err)
+						errs[tk.store] = append(errs[tk.store], msg)
+						if ctx.Err() == nil {
+							record(faults.Record{Store: tk.store, Error: msg})
+						}
+						logf("%s W7 seed %d: ERROR %v", tk.store, tk.seed, err)
+					} else {
+						stalls = append(stalls, r)
+						record(faults.Record{Store: r.Store, Stall: r})
+						fmt.Println(faults.StallSummary(r))
+						_ = os.RemoveAll(dir)
+					}
+					mu.Unlock()
+					continue
 				}
 				r, dir, err := runOne(ctx, tk, hc, root, t, secs)
 				mu.Lock()
@@ -150,7 +180,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	if cmdline == "" {
 		cmdline = "./scripts/faults --" + mode
 	}
-	md := faults.Markdown(sums, mode, cmdline, time.Now())
+	md := faults.Markdown(sums, stalls, mode, cmdline, time.Now())
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
 			return 0, err
@@ -176,6 +206,14 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 			fmt.Printf("; error: %s", m)
 		}
 		fmt.Println()
+	}
+	if len(stalls) > 0 {
+		safe, control, failed := faults.StallVerdicts(stalls)
+		status := "ok"
+		if failed {
+			status, code = "FAILED", 1
+		}
+		fmt.Printf("  %-18s %s; default options: %s; UnsafeConcurrent: %s\n", "W7 middleware", status, safe, control)
 	}
 	if len(kept) == 0 {
 		_ = os.RemoveAll(root)
