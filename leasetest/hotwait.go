@@ -17,9 +17,9 @@ import (
 const (
 	hotWaiters = 3
 	hotRounds  = 12
-	// hotRenewFraction is the clients' RenewFraction: renewals every tenth
-	// of the TTL, so that holding across one costs a tenth of a TTL.
-	hotRenewFraction = 0.1
+	// hotRenewFraction is the clients' RenewFraction: renewals every 20th
+	// of the TTL, so that holding across one costs little.
+	hotRenewFraction = 0.05
 )
 
 func (s *suite) hotKeyWaiters(t *testing.T) {
