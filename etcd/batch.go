@@ -84,6 +84,9 @@ const renewParallelism = 8
 
 // renewChunk checks gs[i] for i in idx in one transaction and fills out[i].
 // It returns the transaction's error, leaving out untouched, if it failed.
+// A transaction of nested transactions is not a read for etcd: it goes
+// through raft, so its compares see every grant committed before it (a
+// compare-only transaction would not; see linearizable).
 func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int, out []leasehold.RenewResult, t0 time.Time) error {
 	ops := make([]clientv3.Op, len(idx))
 	for j, i := range idx {

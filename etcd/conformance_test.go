@@ -74,6 +74,7 @@ func TestSingleNode(t *testing.T) {
 func TestCluster(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{Nodes: 3})
 	t.Run("conformance", func(t *testing.T) { conformance(t, c) })
+	t.Run("renew_of_a_fresh_grant_reads_it", func(t *testing.T) { testRenewFreshGrant(t, c) })
 	t.Run("leader_kill_under_fenced_contention", func(t *testing.T) { testFailover(t, c) })
 	t.Run("no_quorum_is_a_clear_error", func(t *testing.T) { testNoQuorum(t, c) })
 }

@@ -58,8 +58,11 @@
 //
 // Renew is one read-only transaction comparing the entry's CreateRevision
 // with the token (the entry's name proves the owner); it does not extend the
-// etcd lease (the session's keepalive does) but the grant's deadline.
-// RenewMany checks up to 64 grants per transaction. Release is
+// etcd lease (the session's keepalive does) but the grant's deadline. It is
+// a linearizable read (a count of the entry rides along: etcd answers a
+// compare-only transaction from the member it reaches, which may not yet
+// have applied a grant made a moment before). RenewMany checks up to 64
+// grants per transaction, through raft. Release is
 // If(CreateRevision(entry) == token) Then(Delete(entry)): a stale holder
 // cannot delete a newer holder's key (etcd issue #22082). A renew of a grant
 // that expired but that nobody has taken since fails: the store deletes it.

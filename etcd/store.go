@@ -363,6 +363,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
 		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok)).
+		Then(linearizable(name)).
 		Commit()
 	if err != nil {
 		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
@@ -380,6 +381,17 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	g.TTL = ttl
 	return g, nil
+}
+
+// linearizable returns an op that makes a compare-only transaction a
+// linearizable read. etcd serves a transaction without operations, or with
+// serializable ranges only, from the local member's state without asking
+// the leader, so such a compare may run on a member that has not yet
+// applied the put that made the grant and refuse a grant made a moment
+// before. A linearizable range (a count of name) in Then makes the member
+// confirm with the leader that it has applied everything committed first.
+func linearizable(name string) clientv3.Op {
+	return clientv3.OpGet(name, clientv3.WithCountOnly())
 }
 
 // renewForeign renews a grant this Store value did not make.

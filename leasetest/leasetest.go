@@ -98,6 +98,7 @@ func Run(t *testing.T, cfg Config) {
 		{"rule10_refused_renewal_cancels_lease_context", s.refusalCancels},
 		{"rule10_do_releases_on_panic", s.doPanics},
 		{"rule13_waiter_gets_key_after_release", s.waiterWakes},
+		{"rule13_waiters_on_a_hot_key_hold_across_renewals", s.hotKeyWaiters},
 		{"rule14_waiter_that_gives_up_gets_held_error", s.waiterGivesUp},
 		{"cancellation_honoured_everywhere", s.cancellation},
 	}
