@@ -55,8 +55,11 @@
 //
 // An acquire whose answer was lost (the caller's context ended mid-statement,
 // the connection broke) may still have been applied; the store then clears
-// whatever that request's owner id took, on a detached context, so the key
-// is not blocked until the TTL. [OpenURL] also configures its pool to send
+// the grant that request's owner id holds, on a detached context, so the key
+// is not blocked until the TTL. It reads that grant's token first and
+// releases owner and token together, so that a clean-up statement reaching
+// the server late cannot clear a later grant, even one with the same owner
+// id; what it cannot read in time is left to the TTL. [OpenURL] also configures its pool to send
 // the server a cancel request when a context ends mid-statement (pgx's
 // default drops the connection and lets the statement finish unseen); do
 // the same on pools you build (pgconn.CancelRequestContextWatcherHandler).
