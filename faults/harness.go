@@ -110,7 +110,7 @@ func (h *harness) classes() []string {
 		stepper, stepNote = cs.CanStepClock()
 	}
 	net := len(b.Endpoints()) > 0
-	lateNote := "the store sends no clean-up of its own after a lost acquire reply"
+	lateNote := "the harness injects it only where it recognises a granted acquire's reply on the wire (PostgreSQL's lease rows)"
 	late := false
 	if lc, ok := b.(LateCleanupStore); ok {
 		var ok bool
