@@ -49,7 +49,7 @@ func (h *harness) lateCleanup() error {
 		bit, same := false, false
 		if st.Dropped != 0 {
 			// Let the held requests through once a retry has won.
-			for end := time.Now().Add(limit); time.Now().Before(end) && h.ctx.Err() == nil; h.sleep(T / 50) {
+			for end := time.Now().Add(limit); time.Now().Before(end) && h.ctx.Err() == nil; h.sleep(T / 20) {
 				evs, _ := ReadHistoryFile(hist)
 				if won, _ := lateBit(evs, s.id, st.Dropped, Mono()); won {
 					break
