@@ -50,7 +50,10 @@
 // session lease)) Else(Get(the oldest entry)). The fencing token is the
 // holding entry's CreateRevision: a cluster-wide revision that only grows,
 // across release, expiry, restart and leader failover (Info.SafeTokens is
-// true); entries are served oldest first, so each holder's token is greater
+// true), but goes back when the cluster is restored from a snapshot without
+// --bump-revision (TokenCaveat; restore with etcdutl snapshot restore
+// --bump-revision N --mark-compacted, N above the revisions written since
+// the snapshot); entries are served oldest first, so each holder's token is greater
 // than the previous one's. A *leasehold.HeldError carries the holder's label
 // and token; its Remaining is 0, because the holder's time left would cost
 // another round trip. Holder does report it (whole seconds of the holder's

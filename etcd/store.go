@@ -78,12 +78,18 @@ func New(cli *clientv3.Client, opts *Options) *Store {
 	}
 }
 
+// TokenCaveat is the assumption behind the store's tokens, reported in Info.
+const TokenCaveat = "tokens are etcd create revisions, which only grow across release, expiry, restart and leader failover, " +
+	"but go back when the cluster is restored from a snapshot without --bump-revision: the restored cluster's revision " +
+	"restarts at the snapshot's, so grants made after the restore can get tokens at or below ones handed out before it; " +
+	"restore with `etcdutl snapshot restore --bump-revision N --mark-compacted`, N above the revisions written since the snapshot"
+
 // Info reports the store's bounds. TTLs are rounded up to whole seconds
 // (etcd leases have second granularity), so MinTTL is one second.
 func (s *Store) Info() leasehold.Info {
 	// A grant is renewed from another process through its key's
 	// etcd lease (renewForeign).
-	return leasehold.Info{Name: Name, MinTTL: time.Second, MaxTTL: leasehold.MaxTTL, SafeTokens: true, PortableGrants: true}
+	return leasehold.Info{Name: Name, MinTTL: time.Second, MaxTTL: leasehold.MaxTTL, SafeTokens: true, TokenCaveat: TokenCaveat, PortableGrants: true}
 }
 
 // Client returns the etcd client the store uses.

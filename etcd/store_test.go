@@ -525,7 +525,7 @@ func testFencedTxn(t *testing.T, c *etcdtest.Cluster) {
 
 func testTTLRounding(t *testing.T, c *etcdtest.Cluster) {
 	st := newStore(t, c, nil)
-	if info := st.Info(); info.Name != "etcd" || info.MinTTL != time.Second || !info.SafeTokens {
+	if info := st.Info(); info.Name != "etcd" || info.MinTTL != time.Second || !info.SafeTokens || !strings.Contains(info.TokenCaveat, "--bump-revision") {
 		t.Errorf("Info = %+v", info)
 	}
 	for _, tc := range []struct{ ask, want time.Duration }{

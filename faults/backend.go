@@ -64,6 +64,27 @@ type ClockStepper interface {
 	StepClock(d time.Duration) error
 }
 
+// LateCleanupStore is a store whose acquire, when its reply is lost, sends
+// a clean-up of its own on another connection (F5c). LateCleanup says how
+// to inject that fault, or (ok false) why it does not apply to this store.
+type LateCleanupStore interface {
+	LateCleanup() (f LateCleanup, ok bool, why string)
+}
+
+// LateCleanup describes the late clean-up fault on one store's protocol.
+type LateCleanup struct {
+	// Granted recognises, in a reply chunk from the server, the answer of
+	// an acquire that granted the key: the reply to drop.
+	Granted func(chunk []byte) bool
+	// Runs recognises a request chunk that runs a statement: the chunks
+	// to hold back (a statement's preparation must go through, or the
+	// client never sends the statement itself).
+	Runs func(chunk []byte) bool
+	// Wait is how long the store's client waits for the clean-up's answer
+	// before it gives up (its acquire returns then).
+	Wait time.Duration
+}
+
 // TakeoverBounder states a store's documented takeover bound after a holder
 // dies, as a ratio of ttl, when it is not the default: TTL plus one renew
 // period (4/3 x TTL).

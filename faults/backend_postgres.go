@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/user"
@@ -129,4 +130,57 @@ func (b *Postgres) KillStore() error { b.proc.Kill(); return nil }
 func (b *Postgres) RestartStore(_ context.Context, _ bool) error {
 	_ = os.Remove(filepath.Join(b.dir, "data", "postmaster.pid"))
 	return b.start()
+}
+
+// LateCleanup implements LateCleanupStore. In the lease-row mode an acquire
+// whose reply is lost sends a clean-up statement on another pooled
+// connection; the advisory mode's clean-up is the end of the lost acquire's
+// own session, which cannot touch another session's lock. The clean-up
+// waits 1 s for its answer; the store's URL pool then sends the server a
+// cancel request and gives the statement 2 s more before it drops the
+// connection.
+func (b *Postgres) LateCleanup() (LateCleanup, bool, string) {
+	if b.Mode != "lease" {
+		return LateCleanup{}, false, "the advisory mode's clean-up ends the lost acquire's own session, which cannot touch a lock held by another session: no clean-up statement to delay"
+	}
+	return LateCleanup{Granted: grantedLeaseReply, Runs: runsStatement, Wait: 3 * time.Second}, true, ""
+}
+
+// pgMessages calls f with the type and body of each protocol message in
+// chunk (which starts at a message boundary, as the client and the server
+// take turns), and stops at the first that does not fit.
+func pgMessages(b []byte, f func(typ byte, body []byte)) {
+	for len(b) >= 5 {
+		n := int(binary.BigEndian.Uint32(b[1:5]))
+		if n < 4 || len(b) < 1+n {
+			return
+		}
+		f(b[0], b[5:1+n])
+		b = b[1+n:]
+	}
+}
+
+// grantedLeaseReply reports whether chunk, read from the server, holds the
+// answer of a lease-row acquire that granted the key: a DataRow of four
+// columns whose first (acquired) is true, in binary or text format. Keys
+// whose name is one byte long would look alike in a List reply; the
+// harness's keys are longer.
+func grantedLeaseReply(b []byte) bool {
+	found := false
+	pgMessages(b, func(typ byte, msg []byte) {
+		if typ == 'D' && len(msg) >= 7 {
+			cols := binary.BigEndian.Uint16(msg[:2])
+			l := int32(binary.BigEndian.Uint32(msg[2:6]))
+			found = found || cols == 4 && l == 1 && (msg[6] == 1 || msg[6] == 't')
+		}
+	})
+	return found
+}
+
+// runsStatement reports whether chunk, sent by the client, runs a
+// statement: an Execute of the extended protocol or a simple Query.
+func runsStatement(b []byte) bool {
+	found := false
+	pgMessages(b, func(typ byte, _ []byte) { found = found || typ == 'E' || typ == 'Q' })
+	return found
 }

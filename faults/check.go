@@ -74,6 +74,12 @@ type Metrics struct {
 	Episodes     map[string]int // fault class -> episodes injected
 	PauseSaves   int            // stale writes refused during or just after F2 pauses
 	BittenPauses int            // F2 episodes with at least one stale write attempted
+	// LateCleanups are the F5c episodes where a retry of the holder whose
+	// acquire reply was dropped won the key before its delayed requests
+	// (the clean-up) reached the store; LateCleanupsSameOwner, those where
+	// the retry used the lost acquire's owner id.
+	LateCleanups          int
+	LateCleanupsSameOwner int
 
 	Violations []string // details of the first violations found, for the report
 }
@@ -375,6 +381,8 @@ func checkFaults(evs []Event, p Params, m *Metrics) {
 			if n > 0 {
 				m.BittenPauses++
 			}
+		case "F5c":
+			checkLateCleanup(evs, ep, m)
 		case "F3", "F9":
 			for _, r := range takeovers(evs, ep, ttl, EvStoreAcquire) {
 				end := ep.on + int64(r*float64(ttl))

@@ -215,3 +215,40 @@ func TestTakeoverDuringStall(t *testing.T) {
 		t.Fatalf("takeovers %v, stalled %v, stalls %d; want none, one, 1", m.Takeovers, m.TakeoversStalled, m.Stalls)
 	}
 }
+
+// F5c: an episode bites when the holder whose granted acquire's reply was
+// dropped wins the same key again before its held requests reach the
+// store.
+func TestLateCleanupBite(t *testing.T) {
+	episode := func(win faults.Event, lostErr string) []faults.Event {
+		lost := grant("h1", "k", "o1", 0, 90, 300)
+		lost.Err = lostErr
+		return []faults.Event{
+			{Src: "harness", Kind: faults.EvFault, Fault: "F5c", Phase: "on", Target: "h1", T: 50 * ms},
+			{Src: "h1", Kind: faults.EvStoreAcquire, Key: "k", Owner: "o1", Err: `leasehold: key "k" is held by h2`, T0: 95 * ms, T: 101 * ms},
+			lost,
+			win,
+			{Src: "harness", Kind: faults.EvMark, Target: "h1", Note: "F5c: reply dropped", T0: 100 * ms, T: 500 * ms},
+			{Src: "harness", Kind: faults.EvFault, Fault: "F5c", Phase: "off", Target: "h1", T: 900 * ms},
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		evs       []faults.Event
+		bit, same int
+	}{
+		{"retry_wins_before_delivery", episode(grant("h1", "k", "o1", 7, 310, 320), "leasehold: postgres store: acquire: reset"), 1, 1},
+		{"fresh_owner_wins", episode(grant("h1", "k", "o2", 7, 310, 320), "leasehold: postgres store: acquire: reset"), 1, 0},
+		{"win_after_delivery", episode(grant("h1", "k", "o1", 7, 450, 510), "leasehold: postgres store: acquire: reset"), 0, 0},
+		{"other_key", episode(grant("h1", "k2", "o1", 7, 310, 320), "leasehold: postgres store: acquire: reset"), 0, 0},
+		{"another_holder_wins", episode(grant("h2", "k", "o3", 7, 310, 320), "leasehold: postgres store: acquire: reset"), 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			faults.SortHistory(c.evs)
+			m := check(c.evs)
+			if m.Episodes["F5c"] != 1 || m.LateCleanups != c.bit || m.LateCleanupsSameOwner != c.same {
+				t.Fatalf("episodes %d, bitten %d (same owner %d); want 1, %d (%d)", m.Episodes["F5c"], m.LateCleanups, m.LateCleanupsSameOwner, c.bit, c.same)
+			}
+		})
+	}
+}

@@ -26,6 +26,9 @@
 // the renew margin and of 1-3 x TTL, holder kills and respawns, a TCP proxy
 // between each holder and the store that adds latency beyond the TTL, drops
 // replies after the request went through, resets connections and partitions,
+// drops a granted acquire's reply and holds back the clean-up the store then
+// sends until a retry of the holder has won the key again (PostgreSQL's
+// lease rows: the late clean-up must not clear the later grant),
 // store pauses, store kills and restarts (Redis also without persistence),
 // the kill of an etcd cluster's leader, Redlock's split majority (a master
 // restarted empty while a holder's grant lives on a bare majority), a step
@@ -44,8 +47,9 @@
 // issued after the holder's own loss signal or deadline, takeover time after
 // a kill as a ratio of the TTL, keys still stuck after the faults healed,
 // and the unfenced counter's overlaps and lost updates.
-// A run whose pauses never produced a stale write attempt is invalid, not a
-// pass. A mutation run disables the fence check and must be reported as a
+// A run whose pauses never produced a stale write attempt, or whose late
+// clean-ups never followed a retry that won the key, is invalid, not a pass;
+// concurrent holders under the late clean-up are a missed target. A mutation run disables the fence check and must be reported as a
 // violation every time.
 //
 // The command in cmd/faults runs it; scripts/faults is the entry point

@@ -71,6 +71,8 @@ func (h *harness) episode(c string, pass int) error {
 		h.sleep(h.afterKill())
 	case "F4", "F5", "F6", "F7", "F12":
 		return h.netFault(c)
+	case "F5c":
+		return h.lateCleanup()
 	case "F8":
 		p := h.cfg.Backend.(StorePauser)
 		h.fault(c, "store", "on", "SIGSTOP")

@@ -110,6 +110,13 @@ func (h *harness) classes() []string {
 		stepper, stepNote = cs.CanStepClock()
 	}
 	net := len(b.Endpoints()) > 0
+	lateNote := "the harness injects it only where it recognises a granted acquire's reply on the wire (PostgreSQL's lease rows)"
+	late := false
+	if lc, ok := b.(LateCleanupStore); ok {
+		var ok bool
+		_, ok, lateNote = lc.LateCleanup()
+		late = net && ok
+	}
 	var out []string
 	for _, c := range FaultClasses {
 		ok := true
@@ -126,6 +133,8 @@ func (h *harness) classes() []string {
 			ok = leader
 		case "F11":
 			ok = stepper
+		case "F5c":
+			ok = late
 		}
 		if len(h.cfg.Faults) > 0 {
 			ok = ok && containsStr(h.cfg.Faults, c)
@@ -144,6 +153,9 @@ func (h *harness) classes() []string {
 			why := notApplicable(c, b, restarter)
 			if c == "F11" && stepNote != "" {
 				why = stepNote
+			}
+			if c == "F5c" {
+				why = lateNote
 			}
 			h.note(c, why)
 		}

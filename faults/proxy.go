@@ -20,7 +20,12 @@ import (
 //   - Partition stalls every connection, old and new, in both directions,
 //     and Heal resets them all and lets traffic through again: a full
 //     partition ending the way TCP ends one that lasted too long (F6);
-//   - ResetAll resets every open connection now (F7).
+//   - ResetAll resets every open connection now (F7);
+//   - LoseReplyDelayRequests drops one chosen reply (and resets its
+//     connection), then holds back the requests sent in a short window
+//     after it until ReleaseDelayed (or a time limit): an acquire whose
+//     reply was lost, and the clean-up it sends, which reaches the store
+//     late (F5c).
 type Proxy struct {
 	upstream string
 	ln       net.Listener
@@ -28,6 +33,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	latency time.Duration
 	drop    bool
+	late    lateFault
 	gate    chan struct{} // closed while traffic flows; open (blocking) during a partition
 	conns   map[*proxyConn]struct{}
 	closed  bool
@@ -71,6 +77,90 @@ func (c *proxyConn) reset() {
 		}
 		c.mu.Unlock()
 	})
+}
+
+// lateFault is the state of LoseReplyDelayRequests.
+type lateFault struct {
+	match   func(chunk []byte) bool // the reply to drop; nil when not armed
+	hold    func(chunk []byte) bool // the requests to hold back; nil: all
+	delay   time.Duration
+	window  time.Duration
+	release chan struct{} // closed by ReleaseDelayed
+	st      LateStats
+}
+
+// LateStats is what LoseReplyDelayRequests did, in Mono nanoseconds (0:
+// not yet).
+type LateStats struct {
+	Dropped   int64 // the chosen reply was dropped
+	Held      int   // request chunks delayed
+	Delivered int64 // the last delayed chunk reached the store
+}
+
+// LoseReplyDelayRequests arms the late clean-up fault: the next reply
+// chunk for which match is true is dropped and its connection reset (its
+// request went through), and every request chunk read in the window after
+// that, on any connection, for which hold is true (nil: every chunk) is
+// held back until ReleaseDelayed, or at most delay (each connection keeps
+// its order, so what it sends later waits behind). Connections that send
+// nothing held in the window are not slowed.
+func (p *Proxy) LoseReplyDelayRequests(match, hold func(chunk []byte) bool, delay, window time.Duration) {
+	p.mu.Lock()
+	p.late = lateFault{match: match, hold: hold, delay: delay, window: window, release: make(chan struct{})}
+	p.mu.Unlock()
+}
+
+// ReleaseDelayed lets the requests held back by LoseReplyDelayRequests
+// through now.
+func (p *Proxy) ReleaseDelayed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.late.release; r != nil {
+		select {
+		case <-r:
+		default:
+			close(r)
+		}
+	}
+}
+
+// LateStats reports what the late clean-up fault did since it was armed.
+func (p *Proxy) LateStats() LateStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.late.st
+}
+
+// lateReply reports whether reply chunk b is the one to drop (and records
+// the drop).
+func (p *Proxy) lateReply(b []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.late.match == nil || !p.late.match(b) {
+		return false
+	}
+	p.late.match = nil
+	p.late.st.Dropped = Mono()
+	return true
+}
+
+// lateDelay is the longest delay of request chunk b read now (0: none),
+// and the channel whose closing ends it sooner.
+func (p *Proxy) lateDelay(b []byte) (time.Duration, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := &p.late
+	if f.st.Dropped == 0 || Mono()-f.st.Dropped > int64(f.window) || f.hold != nil && !f.hold(b) {
+		return 0, nil
+	}
+	f.st.Held++
+	return f.delay, f.release
+}
+
+func (p *Proxy) lateDelivered() {
+	p.mu.Lock()
+	p.late.st.Delivered = Mono()
+	p.mu.Unlock()
 }
 
 // NewProxy listens on a free loopback port and forwards to upstream.
@@ -149,6 +239,10 @@ func (p *Proxy) ResetAll() {
 func (p *Proxy) Clear() {
 	p.SetLatency(0)
 	p.SetDropReplies(false)
+	p.mu.Lock()
+	p.late.match = nil
+	p.mu.Unlock()
+	p.ReleaseDelayed()
 	p.Heal()
 }
 
@@ -227,8 +321,9 @@ func (p *Proxy) serve(pc *proxyConn) {
 func (p *Proxy) isReset(pc *proxyConn) bool { return pc.isReset.Load() }
 
 type chunk struct {
-	b   []byte
-	due time.Time
+	b    []byte
+	due  time.Time
+	late <-chan struct{} // held by the late clean-up fault until closed (or due)
 }
 
 // pump copies src to dst; reply is true for the store-to-holder direction.
@@ -240,7 +335,12 @@ func (p *Proxy) pump(pc *proxyConn, src, dst net.Conn, reply bool) {
 		defer close(done)
 		for c := range q {
 			if d := time.Until(c.due); d > 0 {
-				time.Sleep(d)
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-c.late: // nil (never ready) unless held by the late fault
+				}
+				t.Stop()
 			}
 			gate, _, _ := p.state()
 			<-gate
@@ -249,6 +349,9 @@ func (p *Proxy) pump(pc *proxyConn, src, dst net.Conn, reply bool) {
 				for range q {
 				}
 				return
+			}
+			if c.late != nil {
+				p.lateDelivered()
 			}
 		}
 	}()
@@ -259,12 +362,18 @@ func (p *Proxy) pump(pc *proxyConn, src, dst net.Conn, reply bool) {
 		if n > 0 {
 			gate, latency, drop := p.state()
 			<-gate
-			if reply && drop {
+			if reply && (drop || p.lateReply(buf[:n])) {
 				return // the request went through; its reply is lost
 			}
 			b := make([]byte, n)
 			copy(b, buf[:n])
-			q <- chunk{b: b, due: time.Now().Add(latency)}
+			c := chunk{b: b, due: time.Now().Add(latency)}
+			if !reply {
+				if d, release := p.lateDelay(b); d > 0 {
+					c.due, c.late = time.Now().Add(d), release
+				}
+			}
+			q <- c
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {

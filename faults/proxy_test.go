@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,5 +184,62 @@ func TestProxyResetAll(t *testing.T) {
 	c2, r2 := dial(t, p)
 	if got, err := roundTrip(c2, r2, "new", 5*time.Second); err != nil || got != "new\n" {
 		t.Fatalf("after reset: %q, %v", got, err)
+	}
+}
+
+func TestProxyLoseReplyThenHoldRequests(t *testing.T) {
+	e := newEcho(t)
+	p := newProxy(t, e)
+	c1, r1 := dial(t, p)
+	c2, r2 := dial(t, p)
+	c3, r3 := dial(t, p)
+	for _, c := range []struct {
+		c net.Conn
+		r *bufio.Reader
+	}{{c1, r1}, {c2, r2}, {c3, r3}} {
+		if _, err := roundTrip(c.c, c.r, "warm", 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	granted := func(b []byte) bool { return strings.Contains(string(b), "granted") }
+	runs := func(b []byte) bool { return strings.HasPrefix(string(b), "run") }
+	p.LoseReplyDelayRequests(granted, runs, time.Minute, time.Minute)
+
+	// A reply that is not the chosen one goes through.
+	if got, err := roundTrip(c1, r1, "held by another", 5*time.Second); err != nil || got != "held by another\n" {
+		t.Fatalf("a reply the fault does not choose: %q, %v", got, err)
+	}
+	if got, err := roundTrip(c1, r1, "granted", 5*time.Second); err == nil {
+		t.Fatalf("got the chosen reply %q; want it dropped", got)
+	}
+	if n := e.lines.Load(); n != 5 {
+		t.Fatalf("server saw %d lines, want 5: the dropped reply's request must go through", n)
+	}
+	// After the drop, a statement is held back; other requests pass.
+	if got, err := roundTrip(c3, r3, "prepare", 5*time.Second); err != nil || got != "prepare\n" {
+		t.Fatalf("a request that runs nothing: %q, %v", got, err)
+	}
+	if _, err := io.WriteString(c2, "run clean-up\n"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; p.LateStats().Held == 0; i++ { // the proxy reads it
+		if i == 500 {
+			t.Fatal("the proxy never read the statement")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := p.LateStats(); st.Dropped == 0 || st.Held != 1 || st.Delivered != 0 {
+		t.Fatalf("stats before the release: %+v, want dropped, 1 held, none delivered", st)
+	}
+	if n := e.lines.Load(); n != 6 {
+		t.Fatalf("server saw %d lines before the release, want 6: the held statement must not reach it", n)
+	}
+	p.ReleaseDelayed()
+	_ = c2.SetDeadline(time.Now().Add(5 * time.Second))
+	if got, err := r2.ReadString('\n'); err != nil || got != "run clean-up\n" {
+		t.Fatalf("the held statement after the release: %q, %v", got, err)
+	}
+	if st := p.LateStats(); st.Delivered < st.Dropped {
+		t.Fatalf("stats after the release: %+v, want delivered after dropped", st)
 	}
 }

@@ -188,6 +188,8 @@ func addMetrics(a *Metrics, m *Metrics) {
 	a.Stuck = append(a.Stuck, m.Stuck...)
 	a.PauseSaves += m.PauseSaves
 	a.BittenPauses += m.BittenPauses
+	a.LateCleanups += m.LateCleanups
+	a.LateCleanupsSameOwner += m.LateCleanupsSameOwner
 	for _, v := range m.Violations {
 		if len(a.Violations) < 10 {
 			a.Violations = append(a.Violations, v)
@@ -323,6 +325,10 @@ func Markdown(sums []*StoreSummary, stalls []*StallResult, mode, command string,
 			commas(m.FencedWrites), commas(m.Saves), commas(m.PauseSaves), m.BittenPauses, s.Episodes["F2"], m.StaleAccepted, m.FalseRefusals, m.Linearizable)
 		w("- W3 tokens: %s grants, %d went backwards, %d repeated.\n", commas(m.Grants), m.TokenBackwards, m.TokenRepeats)
 		w("- Concurrent holders (a lease accepted while another was within its deadline): %d%s.\n", m.DoubleGrants, byFault(m.DoubleByFault))
+		if n := s.Episodes["F5c"]; n > 0 {
+			w("- F5c late clean-up: in %d of %d episodes a retry won the key before the lost acquire's delayed clean-up reached the store (%d of them with the lost acquire's owner id); concurrent holders under F5c: %d.\n",
+				m.LateCleanups, n, m.LateCleanupsSameOwner, m.DoubleByFault["F5c"])
+		}
 		w("- W4 protected operations: %s, %d issued after the holder's own loss signal, %d after its own deadline; %s loss signals in all, %d under F1 pauses (spurious).\n",
 			commas(m.Ops), m.OpsAfterLoss, m.OpsAfterDeadline, commas(m.Losses), m.SpuriousF1)
 		w("- W1 unfenced counter (negative control): %s writes, %s lost updates, %s overlapping read-modify-writes; violations in %d of %d runs.\n",
@@ -366,7 +372,8 @@ func Markdown(sums []*StoreSummary, stalls []*StallResult, mode, command string,
 	w("  its own deadline (its last successful acquire or renew, sent at t, holds until t + TTL x 0.99 - 5 ms) and\n")
 	w("  was neither released nor killed. A correct store never grants a key before the previous grant's TTL has\n")
 	w("  passed by its clock, so each one is the lease itself failing to exclude, attributed to the fault it fell in;\n")
-	w("  only the fence keeps the resource safe then. Not a target: a figure users need to pick a store.\n")
+	w("  only the fence keeps the resource safe then. Not a target (a figure users need to pick a store), except\n")
+	w("  under F5c: a clean-up that reaches the store late must never clear a later grant, so there it must be 0.\n")
 	w("- **W5** time from a holder's SIGKILL to the store's next grant of its keys to another holder, as a ratio of the\n")
 	w("  TTL, against the store's documented bound; keys without progress after the faults healed, or that a fresh\n")
 	w("  client could not acquire within the bound after every holder was killed.\n")

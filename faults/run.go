@@ -63,7 +63,7 @@ type RunResult struct {
 }
 
 // FaultClasses are every fault class, in the order of the matrix.
-var FaultClasses = []string{"F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F9b", "F9m", "F10", "F11", "F12"}
+var FaultClasses = []string{"F1", "F2", "F3", "F4", "F5", "F5c", "F6", "F7", "F8", "F9", "F9b", "F9m", "F10", "F11", "F12"}
 
 // FaultNames describes each class.
 var FaultNames = map[string]string{
@@ -72,6 +72,7 @@ var FaultNames = map[string]string{
 	"F3":  "holder SIGKILL and respawn",
 	"F4":  "replies delayed by 1.5 x TTL",
 	"F5":  "replies dropped after the store applied the request",
+	"F5c": "an acquire's reply dropped after the store granted it; the statements the holder sent in the next second (its clean-up among them) held back until a retry of the holder won the key again: a late clean-up",
 	"F6":  "partition of a holder from the store for 2 x TTL, then heal",
 	"F7":  "connection resets every TTL/4 for 2 x TTL",
 	"F8":  "store SIGSTOP for 2 x TTL",
@@ -315,6 +316,12 @@ func judge(r *RunResult) {
 	}
 	if m.Episodes["F2"] > 0 && m.PauseSaves == 0 {
 		r.Invalid = append(r.Invalid, "the F2 pauses never produced a stale write attempt")
+	}
+	if m.Episodes["F5c"] > 0 && m.LateCleanups == 0 {
+		r.Invalid = append(r.Invalid, "the F5c lost replies never let a retry win the key before the late clean-up arrived")
+	}
+	if n := m.DoubleByFault["F5c"]; n > 0 {
+		r.Missed = append(r.Missed, fmt.Sprintf("concurrent holders under the late clean-up (F5c): %d", n))
 	}
 	if m.Episodes["F2"] > 0 && m.LostUpdates == 0 && m.Overlaps == 0 {
 		r.Invalid = append(r.Invalid, "the unfenced control showed no violation under pauses")

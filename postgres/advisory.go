@@ -220,6 +220,9 @@ func (s *Store) advAcquire(ctx context.Context, req leasehold.AcquireRequest) (l
 	if err != nil {
 		// The statement may have taken the lock before failing (a session
 		// lock survives the rollback): discard the session, which ends it.
+		// The clean-up belongs to this session, whatever the owner id: it
+		// cannot end a lock a later attempt takes on another session, however
+		// late the server sees the connection close.
 		sess.close(true)
 		return leasehold.Grant{}, s.fail(ctx, "acquire", err)
 	}

@@ -55,8 +55,11 @@
 //
 // An acquire whose answer was lost (the caller's context ended mid-statement,
 // the connection broke) may still have been applied; the store then clears
-// whatever that request's owner id took, on a detached context, so the key
-// is not blocked until the TTL. [OpenURL] also configures its pool to send
+// the grant that request's owner id holds, on a detached context, so the key
+// is not blocked until the TTL. It reads that grant's token first and
+// releases owner and token together, so that a clean-up statement reaching
+// the server late cannot clear a later grant, even one with the same owner
+// id; what it cannot read in time is left to the TTL. [OpenURL] also configures its pool to send
 // the server a cancel request when a context ends mid-statement (pgx's
 // default drops the connection and lets the statement finish unseen); do
 // the same on pools you build (pgconn.CancelRequestContextWatcherHandler).
@@ -170,6 +173,29 @@
 // lock_timeout), [ErrAuth], [ErrUnreachable] or [ErrLockIDCollision], and the
 // pgx error. The caller's own context error is returned as is. No failed
 // call leaves a lease counted as held or a connection checked out.
+//
+// # Safety
+//
+// What each deployment promises ("exclusive": at most one holder at a
+// time; "fence": tokens strictly increase per key):
+//
+//   - Lease-row mode, one server with fsync on: exclusive while the
+//     server's wall clock does not step forward; fence yes. Expiry is judged
+//     by the server's wall clock (clock_timestamp()), so a forward step ends
+//     every lease row early while its holder still believes it holds the
+//     key, and a second holder gets it. The fault harness measured the same
+//     mechanism on Redis, whose keys also expire by the server's wall clock:
+//     228 concurrent holders (a lease accepted while another was within its
+//     deadline) under F11, "store server clock step" (+3 x TTL, 140 episodes;
+//     docs/safety.md). It has no PostgreSQL figure: it cannot step
+//     PostgreSQL's clock without stepping the host's. Tokens are unaffected
+//     (a counter in the row). Run the server with a slewing clock discipline.
+//   - Advisory mode, one server: exclusive while the lock's session lives;
+//     after a connection reset another session can take the lock while the
+//     first holder still believes it holds it (see above); fence yes.
+//   - Failover to a synchronous standby: as one server. To an asynchronous
+//     standby: the last commits can be lost, and with them the last grants
+//     (a second holder) and the last tokens (they can be handed out again).
 //
 // Tokens are as durable as the server's commits: they never go back on a
 // single server with fsync on, nor across a failover to a synchronous

@@ -71,8 +71,11 @@ UNION ALL
 SELECT false, h.token, h.label, COALESCE((extract(epoch FROM h.expires_at - clock_timestamp()) * 1000000)::bigint, 0)
   FROM {T} h WHERE h.key = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`)
 
-	st.leaseAbandon = r.Replace(`UPDATE {T} SET owner = NULL, label = '', expires_at = NULL
-WHERE key = $1::text AND owner = $2::text`)
+	// The first half of the clean-up after an acquire whose answer was
+	// lost: the token of the grant the owner holds, if any, waiting behind
+	// a statement that holds the row lock (the lost acquire itself, still
+	// running). The second half is the release of that owner and token.
+	st.leaseAbandon = r.Replace(`SELECT token FROM {T} WHERE key = $1::text AND owner = $2::text FOR UPDATE`)
 
 	st.leaseRenew = r.Replace(`UPDATE {T} SET expires_at = clock_timestamp() + $4{US}
 WHERE key = $1::text AND owner = $2::text AND token = $3::bigint`)

@@ -11,7 +11,7 @@ import (
 )
 
 func TestRedlock(t *testing.T) {
-	storetest.RunRedlock(t, storetest.RedlockEnv{Masters: masters, OpenURL: goredis.OpenRedlockURL})
+	storetest.RunRedlock(t, storetest.RedlockEnv{Masters: masters, OpenURL: goredis.OpenRedlockURL, NewClient: newClient})
 }
 
 // Clients the caller owns are not closed by the store.

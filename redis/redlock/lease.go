@@ -153,15 +153,38 @@ func (s *Store) heldError(key string, ls []*core.Lease) *leasehold.HeldError {
 }
 
 // releaseAll deletes the grant on every master that granted it, or whose
-// answer was lost (matching the owner alone there, as the token is
-// unknown; owner ids are unique per acquire). Errors are ignored: the TTL
-// ends what is left.
+// answer was lost. Errors are ignored: the TTL ends what is left.
+//
+// A master whose answer was lost is cleaned up in two steps, because its
+// token is unknown and the owner id alone does not name this round's grant:
+// Acquire retries a split vote with the same owner, and a caller may retry
+// with it too. A release that matched the owner alone could reach the master
+// late (its call timed out here but the command was still in flight), after
+// a later round or acquire of the same owner won the key, and delete that
+// later grant while its holder believes it holds the key. So the clean-up
+// reads the master's lease and, only if that read answered and names the
+// owner, deletes exactly that owner and token. However late either command
+// reaches the master, neither can touch a later grant: the read changes
+// nothing, and the delete names a token that existed before this call
+// returned, so before any later round was sent; a later grant on the
+// master gets a greater token. What the read does not see in time (no
+// answer, or the lost acquire arriving after it) is left to the TTL: a
+// blocked master, never a second holder.
 func (s *Store) releaseAll(ctx context.Context, key, owner string, st *grantState) {
 	rctx := context.WithoutCancel(ctx)
 	s.each(rctx, s.nodeTimeout(st.ttl), func(nctx context.Context, i int) {
-		if st.tokens[i] != 0 || st.maybe[i] {
-			_, _ = s.nodes[i].Release(nctx, key, owner, st.tokens[i])
+		tok := st.tokens[i]
+		if tok == 0 {
+			if !st.maybe[i] {
+				return
+			}
+			l, err := s.nodes[i].Holder(nctx, key)
+			if err != nil || l == nil || l.Owner != owner {
+				return
+			}
+			tok = l.Token
 		}
+		_, _ = s.nodes[i].Release(nctx, key, owner, tok)
 	})
 }
 

@@ -33,5 +33,5 @@ func TestStore(t *testing.T) {
 }
 
 func TestRedlock(t *testing.T) {
-	storetest.RunRedlock(t, storetest.RedlockEnv{Masters: masters, OpenURL: lhrueidis.OpenRedlockURL})
+	storetest.RunRedlock(t, storetest.RedlockEnv{Masters: masters, OpenURL: lhrueidis.OpenRedlockURL, NewClient: newAdapter})
 }

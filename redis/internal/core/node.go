@@ -127,15 +127,16 @@ func (n *Node) Renew(ctx context.Context, key, owner string, token uint64, ttl i
 }
 
 // Release deletes key's lease if owner and token hold it, and publishes on
-// the key's channel. Token 0 matches any token of owner.
+// the key's channel. Token 0, which no grant has, matches nothing: a
+// release that matched the owner alone could delete a later grant of the
+// same owner.
 func (n *Node) Release(ctx context.Context, key, owner string, token uint64) (bool, error) {
-	p := OwnerPrefix(owner)
-	if token != 0 {
-		p = GrantPrefix(owner, token)
+	if token == 0 {
+		return false, nil
 	}
 	r, err := Run(ctx, n.Client, ReleaseScript,
 		[]string{n.Names.Lock(key)},
-		[]string{p, n.Names.Channel(key)})
+		[]string{GrantPrefix(owner, token), n.Names.Channel(key)})
 	if err != nil {
 		return false, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/leasetest"
+	lhredis "github.com/leasehold-go/leasehold/redis"
 	"github.com/leasehold-go/leasehold/redis/internal/redistest"
 )
 
@@ -18,6 +19,9 @@ type RedlockEnv struct {
 	Masters []*redistest.Server
 	// OpenURL is the adapter's OpenRedlockURL.
 	OpenURL func(ctx context.Context, rawURL string) (leasehold.Store, error)
+	// NewClient makes the adapter's client of one master, closed when t
+	// ends.
+	NewClient func(t testing.TB, addr string) lhredis.Client
 }
 
 // RunRedlock runs every test of the redlock store.
@@ -37,6 +41,7 @@ func RunRedlock(t *testing.T, env RedlockEnv) {
 		{"waiter_wakes_on_release_not_backoff", e.wake},
 		{"info_reports_unsafe_tokens", e.info},
 		{"open_url_errors", e.openURLErrors},
+		{"lost_reply_cleanup_spares_later_grant", e.lostReplyCleanup},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
