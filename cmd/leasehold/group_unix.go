@@ -1,0 +1,15 @@
+//go:build unix
+
+package main
+
+import "syscall"
+
+// ownGroup is the process attributes of a process in a group of its own.
+func ownGroup() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup sends s to the process group pgid.
+func killGroup(pgid int, s syscall.Signal) {
+	_ = syscall.Kill(-pgid, s)
+}
