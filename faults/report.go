@@ -45,6 +45,7 @@ type StoreSummary struct {
 type Record struct {
 	Store  string     `json:"store"`
 	Result *RunResult `json:"result,omitempty"`
+	CLI    *CLIResult `json:"cli,omitempty"` // a run of the CLI workload
 	Error  string     `json:"error,omitempty"`
 }
 

@@ -33,6 +33,7 @@ func reportCmd(args []string) (int, error) {
 	}
 	var (
 		rs     []*faults.RunResult
+		clis   []*faults.CLIResult
 		errs   = map[string][]string{}
 		newest time.Time
 	)
@@ -42,6 +43,11 @@ func reportCmd(args []string) (int, error) {
 			return 0, err
 		}
 		rs = append(rs, r...)
+		c, err := faults.ReadCLIRecords(path)
+		if err != nil {
+			return 0, err
+		}
+		clis = append(clis, c...)
 		for store, msgs := range e {
 			errs[store] = append(errs[store], msgs...)
 		}
@@ -54,7 +60,7 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	sums := faults.Aggregate(rs, errs)
-	md := faults.Markdown(sums, *mode, *command, newest)
+	md := faults.Markdown(sums, *mode, *command, newest) + faults.CLIMarkdown(clis)
 	if *out == "" {
 		fmt.Print(md)
 	} else if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
