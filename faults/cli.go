@@ -54,6 +54,7 @@ type CLIConfig struct {
 	Open      Opener
 	Leasehold string   // the leasehold binary
 	ChildCmd  []string // argv prefix of the command, e.g. {"/path/to/faults", "cli-child"}
+	Env       []string // added to the environment of leasehold and its command
 	Dir       string
 	Holders   int           // default 3
 	TTL       time.Duration // default 1 s; raised to the store's MinTTL
@@ -297,7 +298,7 @@ func (r *cliRun) spawn(s *cliSlot) (*Proc, error) {
 		Work: T / 5, Ops: 20 + int(r.rng.Int64N(10))} // 4-6 x TTL: it outlasts a fault that hits it early
 	argv := []string{r.cfg.Leasehold, "run", "--key", cliKey, "--ttl", T.String(), "--wait", "1h", "--label", fmt.Sprintf("slot%d", s.idx), "--store", url, "--"}
 	argv = append(append(argv, r.cfg.ChildCmd...), child.Args()...)
-	p, err := StartProc(ProcSpec{Name: id, Argv: argv, Log: filepath.Join(r.cfg.Dir, fmt.Sprintf("log-slot%d.txt", s.idx))})
+	p, err := StartProc(ProcSpec{Name: id, Argv: argv, Env: r.cfg.Env, Log: filepath.Join(r.cfg.Dir, fmt.Sprintf("log-slot%d.txt", s.idx))})
 	if err != nil {
 		return nil, err
 	}
