@@ -17,3 +17,6 @@ func killGroup(pgid int, _ syscall.Signal) {
 		_ = p.Kill()
 	}
 }
+
+// ignoreTerminalStops does nothing: there are no terminal stops here.
+func ignoreTerminalStops() {}

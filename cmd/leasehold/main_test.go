@@ -113,7 +113,7 @@ func (e *env) environ(extra ...string) []string {
 // killed (group and all) when the test ends.
 type proc struct {
 	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
+	stdout, stderr lockedBuffer // read by tests while the process writes
 	done           chan struct{}
 	code           int
 }

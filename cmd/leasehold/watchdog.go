@@ -108,6 +108,7 @@ func (w *watchdog) done() {
 // watchdogMain is the watchdog process: leasehold __watchdog GRACE_NS.
 func watchdogMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	ignoreTerminalStops()
 	if len(args) != 1 {
 		fmt.Fprintf(stderr, "leasehold %s is run by leasehold run, not by hand\n", watchdogCommand)
 		return exitUsage
