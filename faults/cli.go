@@ -91,6 +91,7 @@ type CLIResult struct {
 // cliSlot is one holder: a leasehold run process, respawned when it exits.
 type cliSlot struct {
 	idx     int
+	rng     *rand.Rand // the slot's own: its loop runs beside the schedule
 	proxies []*Proxy
 	mu      sync.Mutex
 	gen     int
@@ -106,7 +107,7 @@ type cliRun struct {
 	rec   *MemRecorder
 	slots []*cliSlot
 	store leasehold.Store // the harness's own handle, to see who holds the key
-	rng   *rand.Rand
+	rng   *rand.Rand      // the schedule's
 	procs Procs
 }
 
@@ -159,7 +160,7 @@ func RunCLI(ctx context.Context, cfg CLIConfig) (res *CLIResult, err error) {
 		return nil, err
 	}
 	for i := range cfg.Holders {
-		s := &cliSlot{idx: i}
+		s := &cliSlot{idx: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 		for _, ep := range b.Endpoints() {
 			p, err := NewProxy(ep)
 			if err != nil {
@@ -271,7 +272,7 @@ func (r *cliRun) keep(ctx context.Context, s *cliSlot) {
 		select {
 		case <-p.Done():
 			r.rec.Record(Event{Kind: EvMark, Target: p.Name, Note: "leasehold exited"})
-			sleepCtx(ctx, time.Duration(r.rng.Int64N(int64(r.cfg.TTL/10)+1)))
+			sleepCtx(ctx, time.Duration(s.rng.Int64N(int64(r.cfg.TTL/10)+1)))
 		case <-ctx.Done():
 			p.Kill()
 		}
@@ -295,7 +296,7 @@ func (r *cliRun) spawn(s *cliSlot) (*Proc, error) {
 	}
 	T := r.cfg.TTL
 	child := CLIChildConfig{ID: id, Resource: r.res.URL(), History: filepath.Join(r.cfg.Dir, "cli-"+id+".jsonl"),
-		Work: T / 5, Ops: 20 + int(r.rng.Int64N(10))} // 4-6 x TTL: it outlasts a fault that hits it early
+		Work: T / 5, Ops: 20 + int(s.rng.Int64N(10))} // 4-6 x TTL: it outlasts a fault that hits it early
 	argv := []string{r.cfg.Leasehold, "run", "--key", cliKey, "--ttl", T.String(), "--wait", "1h", "--label", fmt.Sprintf("slot%d", s.idx), "--store", url, "--"}
 	argv = append(append(argv, r.cfg.ChildCmd...), child.Args()...)
 	p, err := StartProc(ProcSpec{Name: id, Argv: argv, Env: r.cfg.Env, Log: filepath.Join(r.cfg.Dir, fmt.Sprintf("log-slot%d.txt", s.idx))})
