@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -82,17 +84,75 @@ func countPrefix(lines []string, p string) int {
 	return n
 }
 
-// waitGone waits until none of pids exists.
+// waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, what string, pids ...int) {
 	t.Helper()
 	waitFor(t, 10*time.Second, what+" to be gone", func() bool {
 		for _, pid := range pids {
-			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			if !procGone(pid) {
 				return false
 			}
 		}
 		return true
 	})
+}
+
+// procGone reports whether pid has exited: gone, or a zombie that nobody
+// has reaped yet (an orphan waits for the host's reaper of orphans).
+func procGone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+}
+
+// watchdogs returns the pids of the test's leasehold watchdog processes.
+func (e *env) watchdogs() []int {
+	var out []int
+	for _, pid := range marked(e.mark) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if args := bytes.Split(b, []byte{0}); len(args) > 1 && string(args[1]) == watchdogCommand && !procGone(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// With the watchdog gone too, SIGKILL of leasehold still ends the command:
+// the kernel's parent-death signal, which fires when the thread that
+// started the command exits, so leasehold keeps that thread for the
+// command's life.
+func TestRunParentDeathSignal(t *testing.T) {
+	e := newEnv(t)
+	log := filepath.Join(e.dir, "log")
+	p := e.start(nil, "run", "--key", "job", "--ttl", "30s", "--", "sh", "-c",
+		fmt.Sprintf(`trap '' TERM; echo "pid $$" >> %q; while :; do sleep 0.05; done`, log))
+	var leader int
+	waitFor(t, 10*time.Second, "the command to start", func() bool {
+		l := readLines(t, log)
+		return len(l) > 0 && func() bool { _, err := fmt.Sscanf(l[0], "pid %d", &leader); return err == nil }()
+	})
+	wds := e.watchdogs()
+	if len(wds) != 1 {
+		t.Errorf("found %d watchdog processes, want 1", len(wds))
+	}
+	for _, pid := range wds {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	waitGone(t, "the watchdog", wds...)
+	// Let the runtime spread its goroutines over threads before the kill:
+	// the signal must not depend on which thread is alive.
+	time.Sleep(100 * time.Millisecond)
+	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 10*time.Second)
+	waitGone(t, "the command of a SIGKILLed leasehold without its watchdog", leader)
 }
 
 // SIGKILL of leasehold: the command's whole group (the leader and a
