@@ -46,8 +46,9 @@ Exit status:
         or a one-shot acquire/renew/release on a store whose grants live in
         the process (use run)
   75    the lease is held by someone else (stderr says who, and for how long)
-  76    the lease was lost (run: while the command ran; renew and release:
-        the lease is no longer the caller's)
+  76    the lease was lost (run: while the command ran, or run stopped the
+        command because no renewal came before --grace was left; renew and
+        release: the lease is no longer the caller's)
   126   run: the command could not be started; 127: it was not found
   130   interrupted before the lease was acquired
 `
