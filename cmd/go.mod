@@ -8,6 +8,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
+	modernc.org/sqlite v1.61.1
 )
 
 require (
@@ -46,7 +47,6 @@ require (
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.61.1 // indirect
 )
 
 replace (

@@ -52,6 +52,12 @@
 // concurrent holders under the late clean-up are a missed target. A mutation run disables the fence check and must be reported as a
 // violation every time.
 //
+// A second workload (RunCLI) checks the rule of the leasehold command's run:
+// its holders are leasehold run processes, the protected writes come from
+// the command they run, and the faults (SIGSTOP and SIGKILL of the
+// leasehold process, renewals that stall) must never let a command write
+// after the next holder's grant.
+//
 // The command in cmd/faults runs it; scripts/faults is the entry point
 // (--short for CI, --long to regenerate docs/safety.md).
 package faults

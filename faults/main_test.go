@@ -27,5 +27,16 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(holderEnv) == "1" && len(os.Args) > 1 && os.Args[1] == "cli-child" {
+		cfg, err := faults.ParseCLIChildArgs(os.Args[2:])
+		if err == nil {
+			err = faults.RunCLIChild(cfg)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
 }

@@ -46,25 +46,20 @@ type Record struct {
 	Store  string       `json:"store"`
 	Result *RunResult   `json:"result,omitempty"`
 	Stall  *StallResult `json:"stall,omitempty"` // a W7 run
+	CLI    *CLIResult   `json:"cli,omitempty"`   // a run of the CLI workload
 	Error  string       `json:"error,omitempty"`
 }
 
-// ReadRecords reads a results file written by the suite.
+// ReadRecords reads the runs of a results file written by the suite, and
+// the errors of runs that could not be made, per store.
 func ReadRecords(path string) ([]*RunResult, map[string][]string, error) {
-	b, err := os.ReadFile(path)
+	recs, err := readRecordFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	var rs []*RunResult
 	errs := map[string][]string{}
-	for i, line := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var r Record
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
-		}
+	for _, r := range recs {
 		switch {
 		case r.Result != nil:
 			rs = append(rs, r.Result)
@@ -73,6 +68,26 @@ func ReadRecords(path string) ([]*RunResult, map[string][]string, error) {
 		}
 	}
 	return rs, errs, nil
+}
+
+// readRecordFile reads every line of a results file.
+func readRecordFile(path string) ([]Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Aggregate pools results by store, in BackendNames order.

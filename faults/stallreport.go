@@ -1,28 +1,19 @@
 package faults
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 )
 
 // ReadStallRecords reads the W7 results of a results file written by the
 // suite (the lines ReadRecords skips).
 func ReadStallRecords(path string) ([]*StallResult, error) {
-	b, err := os.ReadFile(path)
+	recs, err := readRecordFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var out []*StallResult
-	for i, line := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var r Record
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
-		}
+	for _, r := range recs {
 		if r.Stall != nil {
 			out = append(out, r.Stall)
 		}

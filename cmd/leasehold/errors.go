@@ -37,7 +37,8 @@ func exitCode(err error) int {
 		errors.Is(err, leasehold.ErrInvalidTTL),
 		errors.Is(err, leasehold.ErrInvalidWait),
 		errors.Is(err, storeurl.ErrBadURL),
-		errors.Is(err, storeurl.ErrUnknownScheme):
+		errors.Is(err, storeurl.ErrUnknownScheme),
+		errors.Is(err, errNotPortable):
 		return exitUsage
 	case errors.Is(err, leasehold.ErrHeld):
 		return exitHeld

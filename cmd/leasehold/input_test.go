@@ -48,7 +48,12 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--key", "k", "--ttl", "15", "--", "true"}, "not a duration"},
 		{[]string{"run", "--key", "k", "--wait", "-1s", "--", "true"}, "negative"},
 		{[]string{"run", "--key", "k", "--grace", "-1s", "--", "true"}, "negative"},
-		{[]string{"run", "--key", "k", "--ttl", "1ms", "--", "true"}, "below the sqlite store's minimum"},
+		// SIGKILL must land by the holder's deadline, and SIGTERM must not go
+		// out before two renewal periods: at most holdFor(TTL) - 2 x TTL/3.
+		{[]string{"run", "--key", "k", "--grace", "10s", "--", "true"}, "--grace 10s is longer than --ttl 15s allows (at most 4.845s)"},
+		{[]string{"run", "--key", "k", "--ttl", "3s", "--grace", "1s", "--", "true"}, "--grace 1s is longer than --ttl 3s allows (at most 965ms)"},
+		{[]string{"acquire", "--key", "k", "--ttl", "1ms"}, "below the sqlite store's minimum"},
+		{[]string{"run", "--key", "k", "--ttl", "1ms", "--", "true"}, "--ttl 1ms is too short for run"},
 		{[]string{"acquire"}, "--key is required"},
 		{[]string{"acquire", "--key", "k", "extra"}, `unexpected argument "extra"`},
 		{[]string{"acquire", "--key", "k", "--wait", "-5s"}, "negative"},
@@ -119,13 +124,25 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// The memory store works in process (and only there).
+// The memory store keeps its grants in the process: the one-shot commands
+// refuse it, naming the store and leasehold run; status still works.
 func TestMemoryStoreInProcess(t *testing.T) {
-	code, out, stderr := runApp(t, "acquire", "--store", "memory://", "--key", "k", "--json")
-	if code != 0 || !strings.Contains(out, `"token":1`) {
-		t.Fatalf("acquire on memory:// exited %d: %s %s", code, out, stderr)
+	for _, args := range [][]string{
+		{"acquire", "--key", "k", "--json"},
+		{"renew", "--key", "k", "--owner", "0123456789abcdef0123456789abcdef", "--token", "1"},
+		{"release", "--key", "k", "--owner", "0123456789abcdef0123456789abcdef", "--token", "1"},
+	} {
+		code, out, stderr := runApp(t, append(args, "--store", "memory://")...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%s on memory:// exited %d with %q, want %d and nothing on stdout", args[0], code, out, exitUsage)
+		}
+		for _, want := range []string{"leasehold " + args[0] + ":", "the memory store", "leasehold run"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s on memory://: stderr %q does not contain %q", args[0], stderr, want)
+			}
+		}
 	}
-	code, out, _ = runApp(t, "status", "--store", "memory://", "--json")
+	code, out, _ := runApp(t, "status", "--store", "memory://", "--json")
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("status on a fresh memory:// store exited %d: %s", code, out)
 	}

@@ -61,6 +61,8 @@ func (a *app) main(args []string) int {
 		return a.migrate(rest)
 	case "bench":
 		return a.bench(rest)
+	case watchdogCommand: // started by run, not listed
+		return watchdogMain(rest, os.Stdin, a.stdout, a.stderr)
 	case "help", "-h", "-help", "--help":
 		return a.help(rest)
 	}

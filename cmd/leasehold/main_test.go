@@ -21,6 +21,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// A run made in process (runApp) starts this binary as its watchdog.
+	if len(os.Args) > 1 && os.Args[1] == watchdogCommand {
+		os.Exit(watchdogMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "leasehold-cmd-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -113,7 +117,7 @@ func (e *env) environ(extra ...string) []string {
 // killed (group and all) when the test ends.
 type proc struct {
 	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
+	stdout, stderr lockedBuffer // read by tests while the process writes
 	done           chan struct{}
 	code           int
 }

@@ -58,6 +58,9 @@ func (a *app) acquire(args []string) int {
 	}
 	var g leasehold.Grant
 	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+		if err := portable("acquire", st); err != nil {
+			return err
+		}
 		if err := leasehold.ValidateTTL(*ttl, st.Info()); err != nil {
 			return err
 		}
@@ -147,6 +150,9 @@ func (a *app) renew(args []string) int {
 	}
 	g.TTL = *ttl
 	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+		if err := portable("renew", st); err != nil {
+			return err
+		}
 		if err := leasehold.ValidateTTL(g.TTL, st.Info()); err != nil {
 			return err
 		}
@@ -173,12 +179,31 @@ func (a *app) release(args []string) int {
 		return a.fail("release", err)
 	}
 	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+		if err := portable("release", st); err != nil {
+			return err
+		}
 		return st.Release(ctx, g)
 	})
 	if err != nil {
 		return a.fail("release", notHeld(g, err))
 	}
 	return exitOK
+}
+
+// errNotPortable is the error of a one-shot command on a store whose grants
+// do not outlive the process that made them.
+var errNotPortable = errors.New("grants on this store do not outlive the process")
+
+// portable refuses the one-shot commands on a store whose grants live in the
+// acquiring process (Info.PortableGrants false): an acquire's grant would end
+// with its exit, and a renew or release from another process cannot reach it.
+func portable(cmd string, st leasehold.Store) error {
+	info := st.Info()
+	if info.PortableGrants {
+		return nil
+	}
+	return fmt.Errorf("%w: the %s store keeps a grant in the process that acquired it, so a one-shot %s cannot work (an acquire's lease would end when it exits); hold the lease for the whole job with leasehold run --key KEY -- COMMAND",
+		errNotPortable, info.Name, cmd)
 }
 
 // notHeld says which grant a store refused.

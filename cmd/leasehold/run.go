@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,21 +33,23 @@ func (a *app) run(args []string) int {
 	key := fs.String("key", "", "the lease's key")
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "lease duration")
 	wait := durationFlag(fs, "wait", 0, "how long to wait for the key (0: try once)")
-	grace := durationFlag(fs, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when the lease is lost")
+	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store := storeFlag(fs)
 	if code, ok := a.parse(fs, "run", args); !ok {
 		return code
 	}
 	f := runFlags{key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace}
-	if err := f.check(args, fs.Args()); err != nil {
+	graceGiven := false
+	fs.Visit(func(fl *flag.Flag) { graceGiven = graceGiven || fl.Name == "grace" })
+	if err := f.check(args, fs.Args(), graceGiven); err != nil {
 		return a.fail("run", err)
 	}
 	return a.runCommand(f)
 }
 
 // check validates the flags and takes the command after "--".
-func (f *runFlags) check(args, rest []string) error {
+func (f *runFlags) check(args, rest []string, graceGiven bool) error {
 	if err := checkKey(f.key); err != nil {
 		return err
 	}
@@ -55,8 +59,9 @@ func (f *runFlags) check(args, rest []string) error {
 	if err := checkWait(f.wait); err != nil {
 		return err
 	}
-	if f.grace < 0 {
-		return usagef("--grace %s is negative", f.grace)
+	var err error
+	if f.grace, err = checkGrace(f.grace, f.ttl, graceGiven); err != nil {
+		return err
 	}
 	// The flag package stops at "--" (and drops it) or at the first
 	// argument that is not a flag; only the first is accepted, so that a
@@ -125,6 +130,10 @@ func (a *app) runCommand(f runFlags) int {
 		h.close()
 		return a.fail("run", h.err)
 	}
+	if info := h.store.Info(); !info.SafeTokens {
+		fmt.Fprintf(a.stderr, "leasehold run: warning: the %s store's tokens are not fencing tokens (%s); do not use LEASEHOLD_TOKEN to reject stale writes\n",
+			info.Name, strings.TrimSuffix(orDefault(info.TokenCaveat, "the store does not promise increasing tokens"), "."))
+	}
 	code := a.supervise(f, h.lease, sigs)
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
@@ -169,54 +178,182 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 		"LEASEHOLD_TOKEN="+strconv.FormatUint(l.Token(), 10),
 		"LEASEHOLD_OWNER="+l.Owner(),
 	)
+	// The watchdog comes first, so that the command never runs unguarded.
+	wd, err := startWatchdog(f.grace, a.stderr)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "leasehold run: %v\n", err)
+		return exitFailure
+	}
 	var stdout, stderr *os.File
 	stdout, _ = a.stdout.(*os.File)
 	stderr, _ = a.stderr.(*os.File)
 	c, err := startGroup(cmd, foregroundTTY(a.stdin, stdout, stderr))
 	if err != nil {
+		wd.done()
 		fmt.Fprintf(a.stderr, "leasehold run: %v\n", err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return exitNotFound
 		}
 		return exitCannotExec
 	}
-
-	lost := l.Done()
-	var lostErr error
-	var graceOver <-chan time.Time
-	for done := false; !done; {
-		select {
-		case <-c.exited:
-			done = true
-		case s := <-sigs:
-			c.signal(s.(syscall.Signal))
-		case <-c.stopped:
-			c.suspend()
-		case <-lost:
-			lost = nil
-			lostErr = l.Err()
-			fmt.Fprintf(a.stderr, "leasehold run: %s; stopping the command (SIGTERM, then SIGKILL after %s)\n", message(lostErr), f.grace)
-			c.signal(syscall.SIGTERM)
-			t := time.NewTimer(f.grace)
-			defer t.Stop()
-			graceOver = t.C
-		case <-graceOver:
-			graceOver = nil
-			fmt.Fprintf(a.stderr, "leasehold run: the command outlived the grace period; sending SIGKILL\n")
-			c.signal(syscall.SIGKILL)
-		}
-	}
-	if lostErr != nil {
-		// Whatever is left of the group must not run on without the
-		// lease. The leader is not reaped yet, so its process group id
-		// cannot have been reused.
-		c.signal(syscall.SIGKILL)
-	}
+	g := &guard{a: a, f: f, l: l, c: c, wd: wd, deadline: l.Deadline()}
+	wd.guard(c.pid, g.deadline)
+	g.loop(sigs)
+	g.settle()
+	// Whatever is left of the group (a background process of the command)
+	// must not run on once the lease is released. The leader is not
+	// reaped yet, so its process group id cannot have been reused.
+	c.signal(syscall.SIGKILL)
+	wd.done()
 	code := c.wait()
-	if lostErr != nil {
+	if g.stopping {
 		return exitLost
 	}
 	return code
+}
+
+// guard enforces the rule of run: the command's process group is dead by
+// the holder's deadline, which comes before the store can grant the key to
+// anyone else. When the time left falls to --grace and no renewal has moved
+// the deadline, it sends SIGTERM; at the deadline, SIGKILL. The watchdog
+// does the same from outside, for when leasehold itself cannot.
+type guard struct {
+	a  *app
+	f  runFlags
+	l  *leasehold.Lease
+	c  *child
+	wd *watchdog
+
+	deadline time.Time // the holder's deadline, as the watchdog knows it
+	stopping bool      // SIGTERM has gone out; it is final
+	killAt   time.Time // when stopping: when SIGKILL goes out
+	killed   bool
+	lostSaid bool // the loss of the lease has been reported
+}
+
+// pollPeriod is how often the guard looks for a renewal that moved the
+// deadline, to pass it on to the watchdog well before it acts.
+func pollPeriod(ttl time.Duration) time.Duration {
+	return min(max(ttl/50, 10*time.Millisecond), 200*time.Millisecond)
+}
+
+// loop supervises until the command exits.
+func (g *guard) loop(sigs <-chan os.Signal) {
+	lost := g.l.Done()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.c.exited:
+			return
+		case s := <-sigs:
+			g.c.signal(s.(syscall.Signal))
+		case <-g.c.stopped:
+			g.c.suspend()
+		case <-lost:
+			lost = nil
+			g.lostSaid = true
+			if g.stopping {
+				fmt.Fprintf(g.a.stderr, "leasehold run: %s\n", message(g.l.Err()))
+				break
+			}
+			// Refused, or the deadline passed: SIGKILL by the deadline
+			// at the latest, even if that cuts the grace short.
+			g.stop(fmt.Sprintf("%s; stopping the command", message(g.l.Err())), min(time.Until(g.deadline), g.f.grace))
+		case e, ok := <-g.wd.events:
+			switch {
+			case !ok:
+				g.wd.events = nil
+			case e == "term" || e == "kill":
+				g.watchdogStopped(e == "kill")
+			}
+		case <-t.C:
+		}
+		g.tick()
+		t.Reset(g.next())
+	}
+}
+
+// drain takes in the watchdog's reports that are waiting, so that leasehold,
+// continued after a stop, knows what the watchdog did meanwhile.
+func (g *guard) drain() {
+	for g.wd.events != nil {
+		select {
+		case e, ok := <-g.wd.events:
+			if !ok {
+				g.wd.events = nil
+				return
+			}
+			if e == "term" || e == "kill" {
+				g.watchdogStopped(e == "kill")
+			}
+		default:
+			return
+		}
+	}
+}
+
+// settle runs once the command has exited: it takes in the watchdog's last
+// reports and says that the lease was lost, if it was and that was not said.
+func (g *guard) settle() {
+	g.drain()
+	if err := g.l.Err(); errors.Is(err, leasehold.ErrLost) && !g.lostSaid {
+		g.lostSaid = true
+		fmt.Fprintf(g.a.stderr, "leasehold run: %s\n", message(err))
+	}
+}
+
+// watchdogStopped takes in that the watchdog began termination (SIGTERM),
+// or killed the group, because leasehold had not extended the deadline.
+func (g *guard) watchdogStopped(killed bool) {
+	if !g.stopping {
+		g.stopping = true
+		g.killAt = g.deadline
+		fmt.Fprintf(g.a.stderr, "leasehold run: the watchdog began stopping the command: leasehold did not extend the lease in time (it was stopped or starved)\n")
+	}
+	g.killed = g.killed || killed
+}
+
+// tick passes a renewal on to the watchdog and acts on the clock.
+func (g *guard) tick() {
+	g.drain()
+	if !g.stopping {
+		if d := g.l.Deadline(); d.After(g.deadline) && g.l.Err() == nil {
+			g.deadline = d
+			g.wd.extend(d)
+		}
+		if left := time.Until(g.deadline); left <= g.f.grace {
+			g.stop(fmt.Sprintf("the lease on %q has %s left and no renewal has extended it; stopping the command", g.l.Key(), roundDuration(max(left, 0))), left)
+		}
+	}
+	if g.stopping && !g.killed && !time.Now().Before(g.killAt) {
+		g.killed = true
+		fmt.Fprintf(g.a.stderr, "leasehold run: the command outlived the grace period; sending SIGKILL to its process group\n")
+		g.c.signal(syscall.SIGKILL)
+	}
+}
+
+// stop begins termination: SIGTERM now, SIGKILL after grace.
+func (g *guard) stop(why string, grace time.Duration) {
+	if g.stopping {
+		return
+	}
+	g.stopping = true
+	grace = max(grace, 0)
+	g.killAt = time.Now().Add(grace)
+	fmt.Fprintf(g.a.stderr, "leasehold run: %s (SIGTERM, then SIGKILL after %s)\n", why, roundDuration(grace))
+	g.c.signal(syscall.SIGTERM)
+}
+
+// next is how long until the guard must look again.
+func (g *guard) next() time.Duration {
+	if g.stopping {
+		if g.killed {
+			return time.Hour
+		}
+		return max(time.Until(g.killAt), 0)
+	}
+	return max(min(time.Until(g.deadline.Add(-g.f.grace)), pollPeriod(g.f.ttl)), 0)
 }
 
 // signum is s's number, for the 128+N exit statuses.
@@ -225,4 +362,12 @@ func signum(s os.Signal) int {
 		return int(n)
 	}
 	return 0
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -87,7 +87,7 @@ func TestRunStoppedHolderLosesAndExits76(t *testing.T) {
 	e := newEnv(t)
 	log := filepath.Join(e.dir, "log")
 	long := fmt.Sprintf(`echo "start $LEASEHOLD_TOKEN $$" >> %[1]q; trap 'echo "term $LEASEHOLD_TOKEN" >> %[1]q; exit 0' TERM; while :; do sleep 0.05; done`, log)
-	first := e.start(nil, "run", "--key", "job", "--ttl", "1s", "--grace", "5s", "--", "sh", "-c", long)
+	first := e.start(nil, "run", "--key", "job", "--ttl", "1s", "--", "sh", "-c", long)
 	waitFor(t, 10*time.Second, "the first command to start", func() bool { return len(readLines(t, log)) > 0 })
 	var tok1, pid1 int
 	if _, err := fmt.Sscanf(readLines(t, log)[0], "start %d %d", &tok1, &pid1); err != nil {

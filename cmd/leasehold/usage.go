@@ -10,7 +10,7 @@ var commands = []string{"run", "acquire", "renew", "release", "status", "migrate
 const usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
 Usage:
-  leasehold run     --key KEY [--ttl 15s] [--wait 0] [--grace 10s] [--store URL] -- COMMAND [ARGS...]
+  leasehold run     --key KEY [--ttl 15s] [--wait 0] [--grace D] [--store URL] -- COMMAND [ARGS...]
   leasehold acquire --key KEY [--ttl 15s] [--wait 0] [--json] [--store URL]
   leasehold renew   --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
   leasehold release --key KEY --owner OWNER --token N [--store URL]
@@ -42,10 +42,13 @@ const exitText = `
 Exit status:
   0     success (run: the command's own exit status; 128+N if signal N ended it)
   1     the store failed or could not be reached
-  2     bad usage: unknown flag, malformed key, TTL, wait or store URL
+  2     bad usage: unknown flag, malformed key, TTL, wait, grace or store URL,
+        or a one-shot acquire/renew/release on a store whose grants live in
+        the process (use run)
   75    the lease is held by someone else (stderr says who, and for how long)
-  76    the lease was lost (run: while the command ran; renew and release:
-        the lease is no longer the caller's)
+  76    the lease was lost (run: while the command ran, or run stopped the
+        command because no renewal came before --grace was left; renew and
+        release: the lease is no longer the caller's)
   126   run: the command could not be started; 127: it was not found
   130   interrupted before the lease was acquired
 `
@@ -53,7 +56,7 @@ Exit status:
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run --key KEY [--ttl 15s] [--wait 0] [--grace 10s] [--label L] [--store URL] -- COMMAND [ARGS...]
+	"run": `Usage: leasehold run --key KEY [--ttl 15s] [--wait 0] [--grace D] [--label L] [--store URL] -- COMMAND [ARGS...]
 
 Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
 token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
@@ -64,24 +67,42 @@ command exits, and exits with the command's exit status.
   If the lease cannot be had, leasehold exits 75 and says on stderr who holds
   it and for how long.
 
-  The command runs in its own process group. If the lease is lost while it
-  runs (a renewal is refused, or no renewal succeeds before the holder-side
-  deadline), leasehold sends SIGTERM to the group, SIGKILL after --grace, and
-  exits 76. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to leasehold are passed
-  on to the group; leasehold then waits for the command and releases the
-  lease. In a terminal the command's group is the foreground one: it can
-  read the terminal, Ctrl-C reaches it directly, and Ctrl-Z stops it and
-  leasehold together (a lease whose holder stays stopped past its TTL is
-  lost, as above, when it is continued).
+  The rule: the command's process group is dead before the store can grant
+  the key to anyone else. The holder's deadline (the last successful
+  renewal's send time + TTL x 0.99 - 5ms) comes before the store's expiry;
+  when the time left falls to --grace and no renewal has moved it, the group
+  gets SIGTERM, and SIGKILL at the deadline. A refused renewal sends SIGTERM
+  at once and SIGKILL after --grace or at the deadline, whichever is first.
+  Either way leasehold exits 76. When the command exits, anything left in
+  its group is killed before the lease is released. A watchdog process
+  holds the same deadline and acts when leasehold cannot: stopped (SIGSTOP,
+  Ctrl-Z), starved, or killed, in which case it kills the group at once (on
+  Linux the command also gets a parent-death SIGKILL).
+
+  --grace is at most TTL x 0.99 - 5ms - 2 x TTL/3, so that renewals have two
+  renewal periods before termination starts; a longer one is refused. The
+  default is the smaller of 10s and that bound (4.845s at --ttl 15s). For a
+  longer grace, use a longer TTL (about three times the grace).
+
+  The command runs in its own process group. SIGINT, SIGTERM, SIGHUP and
+  SIGQUIT sent to leasehold are passed on to the group; leasehold then waits
+  for the command and releases the lease. In a terminal the command's group
+  is the foreground one: it can read the terminal, Ctrl-C reaches it
+  directly, and Ctrl-Z stops it and leasehold together (stopped past the
+  deadline, the command is killed as above). On Windows there are no
+  process groups: signals and the deadline end the command itself, not the
+  processes it started.
 
   Pass the token to whatever the command writes to, and have that resource
   reject stale tokens: a lease alone cannot stop a paused holder from acting.
+  On a store whose tokens are not fences (Redlock) leasehold warns once on
+  stderr.
 
 Flags:
   --key KEY      the lease's key (required)
   --ttl D        lease duration (default 15s)
   --wait D       how long to wait for the key (default 0: try once)
-  --grace D      time between SIGTERM and SIGKILL when the lease is lost (default 10s)
+  --grace D      time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))
   --label L      how other holders see this one (default host:pid)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
@@ -98,7 +119,9 @@ assignments that "eval" can take, or with --json one JSON object:
   {"key":"KEY","owner":"OWNER","token":N,"label":"host:pid","ttl":"15s","ttl_ms":15000}
 
 If the key is held it exits 75 and says on stderr who holds it and for how
-long. renew and release take --key, --owner and --token, or read them from
+long. Stores whose grants live in the acquiring process (PostgreSQL advisory
+mode, Redlock, memory) are refused by acquire, renew and release: use
+leasehold run. renew and release take --key, --owner and --token, or read them from
 LEASEHOLD_KEY, LEASEHOLD_OWNER and LEASEHOLD_TOKEN.
 
 Flags:

@@ -4,7 +4,9 @@
 //	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
 //	faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
 //	faults stall -store sqlite [-seconds 10] [-seed 1] [-writers 4] [-dir D]   (W7 with default options, then UnsafeConcurrent)
+//	faults cli   -store sqlite [-seconds 0] [-seed 1] [-ttl 1s] [-leasehold PATH] [-dir D] [-keep]
 //	faults holder ...   (internal: a holder process, started by the harness)
+//	faults cli-child ... (internal: the command of a leasehold run holder)
 //
 // suite exits with status 1 when a store misses a target its documentation
 // claims, or when a run was invalid (its faults did not bite).
@@ -49,8 +51,17 @@ func main() {
 		if err == nil {
 			err = faults.RunHolder(context.Background(), cfg, open)
 		}
+	case "cli-child":
+		stop()
+		var cfg faults.CLIChildConfig
+		cfg, err = faults.ParseCLIChildArgs(os.Args[2:])
+		if err == nil {
+			err = faults.RunCLIChild(cfg)
+		}
 	case "run":
 		code, err = runCmd(ctx, os.Args[2:])
+	case "cli":
+		code, err = cliCmd(ctx, os.Args[2:])
 	case "suite":
 		code, err = suiteCmd(ctx, os.Args[2:])
 	case "report":
@@ -71,6 +82,7 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   faults run   -store NAME [-seconds 30] [-seed N] [-ttl 1s] [-mutation] [-faults F1,F2,...] [-dir D] [-keep]
+  faults cli   -store NAME [-seconds 0] [-seed N] [-ttl 1s] [-leasehold PATH] [-dir D] [-keep]
   faults suite -short|-long [-stores a,b,...] [-runs N] [-seconds S] [-seed N] [-out docs/safety.md] [-json results.jsonl]
   faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
   faults stall -store sqlite [-seconds 10] [-seed N] [-writers 4] [-dir D]

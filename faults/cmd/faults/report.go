@@ -34,6 +34,7 @@ func reportCmd(args []string) (int, error) {
 	var (
 		rs     []*faults.RunResult
 		stalls []*faults.StallResult
+		clis   []*faults.CLIResult
 		errs   = map[string][]string{}
 		newest time.Time
 	)
@@ -48,6 +49,11 @@ func reportCmd(args []string) (int, error) {
 			return 0, err
 		}
 		stalls = append(stalls, w7...)
+		c, err := faults.ReadCLIRecords(path)
+		if err != nil {
+			return 0, err
+		}
+		clis = append(clis, c...)
 		for store, msgs := range e {
 			errs[store] = append(errs[store], msgs...)
 		}
@@ -60,7 +66,7 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	sums := faults.Aggregate(rs, errs)
-	md := faults.Markdown(sums, stalls, *mode, *command, newest)
+	md := faults.Markdown(sums, stalls, *mode, *command, newest) + faults.CLIMarkdown(clis)
 	if *out == "" {
 		fmt.Print(md)
 	} else if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {

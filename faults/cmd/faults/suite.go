@@ -37,6 +37,8 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	mutations := fs.String("mutation-stores", "", "stores that get a mutation run (default: sqlite short, all long)")
 	command := fs.String("command", "", "the command line to print in the table (default: this one)")
 	stallSecs := fs.Int("stall-seconds", 0, "seconds of each W7 run (fence.Middleware under stalled writers, default options then UnsafeConcurrent; on sqlite, after its other runs); default 10 short, 60 long, negative: skip W7")
+	cliStores := fs.String("cli-stores", "sqlite,redis", "stores that also get a run of the leasehold run (CLI) workload (\"\": none)")
+	lhBin := fs.String("leasehold", "", "the leasehold binary for the CLI workload (default: built from ../cmd)")
 	_ = fs.Parse(args)
 	if *short == *long {
 		return 0, fmt.Errorf("suite: give exactly one of -short and -long")
@@ -75,6 +77,21 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var cliNames []string
+	for _, n := range strings.Split(*cliStores, ",") {
+		if n = strings.TrimSpace(n); n != "" && containsName(names, n) {
+			cliNames = append(cliNames, n)
+		}
+	}
+	var lh string
+	if len(cliNames) > 0 {
+		bin, cleanup, err := leaseholdBinary(*lhBin)
+		if err != nil {
+			return 0, err
+		}
+		defer cleanup()
+		lh = bin
+	}
 	root, err := os.MkdirTemp("", "leasehold-faults-")
 	if err != nil {
 		return 0, err
@@ -98,6 +115,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		mu      sync.Mutex
 		results []*faults.RunResult
 		stalls  []*faults.StallResult
+		clis    []*faults.CLIResult
 		errs    = map[string][]string{}
 		kept    []string
 	)
@@ -169,6 +187,33 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 				}
 				mu.Unlock()
 			}
+			if !containsName(cliNames, n) || ctx.Err() != nil {
+				return
+			}
+			// The CLI workload: one pass of its faults (a few TTLs each).
+			dir := filepath.Join(root, fmt.Sprintf("%s-cli-%d", n, *seed))
+			r, err := runCLI(ctx, n, *seed, t, time.Duration(secs)*time.Second/10, lh, dir)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				msg := fmt.Sprintf("cli seed %d: %v", *seed, err)
+				errs[n] = append(errs[n], msg)
+				if ctx.Err() == nil {
+					record(faults.Record{Store: n, Error: msg})
+				}
+				kept = append(kept, dir)
+				logf("%s cli seed %d: ERROR %v (kept %s)", n, *seed, err, dir)
+				return
+			}
+			clis = append(clis, r)
+			record(faults.Record{Store: n, CLI: r})
+			fmt.Println(faults.CLISummary(r))
+			if len(r.Missed) > 0 || len(r.Invalid) > 0 {
+				kept = append(kept, dir)
+				fmt.Println("  run directory kept:", dir)
+			} else {
+				_ = os.RemoveAll(dir)
+			}
 		})
 	}
 	wg.Wait()
@@ -180,7 +225,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	if cmdline == "" {
 		cmdline = "./scripts/faults --" + mode
 	}
-	md := faults.Markdown(sums, stalls, mode, cmdline, time.Now())
+	md := faults.Markdown(sums, stalls, mode, cmdline, time.Now()) + faults.CLIMarkdown(clis)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
 			return 0, err
@@ -214,6 +259,14 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 			status, code = "FAILED", 1
 		}
 		fmt.Printf("  %-18s %s; default options: %s; UnsafeConcurrent: %s\n", "W7 middleware", status, safe, control)
+	}
+	for _, r := range clis {
+		status := "ok"
+		if len(r.Missed) > 0 || len(r.Invalid) > 0 {
+			status = "FAILED"
+			code = 1
+		}
+		fmt.Printf("  %-18s %s; writes after the next grant %d\n", r.Store+" (cli)", status, r.AfterGrant)
 	}
 	if len(kept) == 0 {
 		_ = os.RemoveAll(root)

@@ -1,7 +1,8 @@
+//go:build unix
+
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,9 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// cldStopped is the si_code of a child stopped by a signal (CLD_STOPPED).
-const cldStopped = 5
 
 // child is a command running as the leader of its own process group.
 type child struct {
@@ -39,6 +37,7 @@ func startGroup(cmd *exec.Cmd, tty int) (*child, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	setParentDeath(cmd.SysProcAttr)
 	if tty >= 0 {
 		// In the background, leasehold must still be able to write its
 		// messages and to take the terminal back.
@@ -46,40 +45,13 @@ func startGroup(cmd *exec.Cmd, tty int) (*child, error) {
 		cmd.SysProcAttr.Foreground = true
 		cmd.SysProcAttr.Ctty = tty
 	}
-	if err := cmd.Start(); err != nil {
+	c := &child{cmd: cmd, tty: tty, exited: make(chan struct{}), stopped: make(chan struct{})}
+	if err := startLocked(cmd, c.exited); err != nil {
 		return nil, fmt.Errorf("cannot start the command: %w", err)
 	}
-	c := &child{cmd: cmd, pid: cmd.Process.Pid, tty: tty, exited: make(chan struct{}), stopped: make(chan struct{})}
+	c.pid = cmd.Process.Pid
 	go c.watch()
 	return c, nil
-}
-
-// watch waits for the command to exit (without reaping it) and reports
-// its stops.
-func (c *child) watch() {
-	defer close(c.exited)
-	flags := unix.WEXITED | unix.WNOWAIT
-	if c.tty >= 0 {
-		flags |= unix.WSTOPPED
-	}
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, c.pid, &info, flags, nil)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return
-		case info.Code == cldStopped:
-			// Consume the stop, so that the next wait reports the next
-			// event, and tell run.
-			var done unix.Siginfo
-			_ = unix.Waitid(unix.P_PID, c.pid, &done, unix.WSTOPPED|unix.WNOHANG, nil)
-			c.stopped <- struct{}{}
-			continue
-		}
-		return
-	}
 }
 
 // foregroundTTY returns the first of files that is leasehold's controlling

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// defaultGrace is --grace when the flag is not given, capped by maxGrace.
+const defaultGrace = 10 * time.Second
+
+// runRenewFraction is the part of the TTL between the renewals of run's
+// client: the leasehold package's default (Options.RenewFraction).
+const runRenewFraction = 1.0 / 3
+
+// holdFor is how long run's client may act on a grant of ttl after sending
+// it: TTL*(1-rho) - margin with the package's default rho and margin, as
+// the client computes its holder-side deadline.
+func holdFor(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*(1-leasehold.DefaultRho)) - leasehold.DefaultMargin
+}
+
+// maxGrace is the longest --grace that ttl allows. run starts terminating
+// the command when the time left before the holder's deadline falls to the
+// grace, so that SIGKILL lands at the deadline, before the store can grant
+// the key to anyone else. Terminating must not start before renewals have
+// had a fair chance: the scheduled renewal and retries for about one more
+// renewal period, so the grace is at most holdFor(ttl) - 2 x TTL/3 (about a
+// third of the TTL).
+func maxGrace(ttl time.Duration) time.Duration {
+	return holdFor(ttl) - 2*time.Duration(float64(ttl)*runRenewFraction)
+}
+
+// checkGrace validates --grace against the TTL; given reports whether the
+// flag was set. It returns the grace to use: the default is
+// min(defaultGrace, maxGrace(ttl)).
+func checkGrace(grace, ttl time.Duration, given bool) (time.Duration, error) {
+	limit := maxGrace(ttl)
+	if limit < 0 {
+		return 0, fmt.Errorf("%w: --ttl %s is too short for run: renewals would leave no time to stop the command before the holder's deadline", leasehold.ErrInvalidTTL, ttl)
+	}
+	if !given {
+		return min(defaultGrace, limit), nil
+	}
+	if grace < 0 {
+		return 0, usagef("--grace %s is negative", grace)
+	}
+	if grace > limit {
+		return 0, usagef("--grace %s is longer than --ttl %s allows (at most %s): the command's process group must be dead by the holder's deadline, so SIGTERM goes out --grace before it, and that must leave two renewal periods (2 x TTL/3) for renewals to succeed first; use a shorter --grace or a longer --ttl (about 3 x grace)",
+			grace, ttl, limit.Truncate(time.Millisecond))
+	}
+	return grace, nil
+}
