@@ -92,6 +92,12 @@ func acquireGrant(ctx context.Context, st leasehold.Store, req leasehold.Acquire
 	backoff := leasehold.ExpBackoff{}
 	var last error
 	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			// A fresh owner id per attempt, as Client does: a store's
+			// clean-up of an attempt whose answer was lost must never
+			// reach a later attempt's grant.
+			req.Owner = leasehold.NewOwnerID()
+		}
 		g, err := st.Acquire(wctx, req)
 		switch {
 		case err == nil:
