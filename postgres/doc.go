@@ -48,7 +48,12 @@
 // prepared statements in that mode: use default_query_exec_mode=cache_describe
 // (or exec, or simple_protocol) in the URL. LISTEN and the waiter flags
 // (below) need a session of their own: set Options.ListenConnString (URL
-// parameter listen=) to a direct connection or a session-pooled one.
+// parameter listen=) to a direct connection or a session-pooled one. Add
+// cancel=close to the URL too: PgBouncer 1.18 can exit (FATAL "bad client
+// state: 0", pgbouncer issue #801) when the client of a cancel request goes
+// away before the cancel completes, and a context that ends mid-statement
+// makes pgx send one; cancel=close drops the connection instead. The
+// conformance suite's abandoned-acquire rule crashed PgBouncer 1.18 that way.
 // Without it wake-ups go astray (waiters fall back to their backoff, and a
 // flag left on a shared server session makes releases of its key notify for
 // nothing); leases themselves are unaffected.

@@ -26,12 +26,18 @@ const cancelGrace = 2 * time.Second
 //	schema=NAME           Options.Schema (default public)
 //	table=NAME            Options.Table (default leasehold_leases)
 //	listen=CONNSTRING     Options.ListenConnString (a direct connection for LISTEN)
+//	cancel=request|close  what a caller's context ending mid-statement does
+//	                      (default request; close behind PgBouncer, see below)
 //
 // For example postgres://app:secret@db:5432/app?mode=advisory&pool_max_conns=20.
 // It makes its own *pgxpool.Pool, which Close closes, configured to send
 // the server a cancel request when a caller's context ends mid-statement
 // (pgx's default drops the connection, and the server may finish the
-// statement unseen). It pings the server
+// statement unseen). Behind PgBouncer give cancel=close: the connection is
+// dropped instead, because PgBouncer (1.18 at least; pgbouncer issue #801)
+// can exit with "FATAL ... disconnect_client(): bad client state: 0" when a
+// cancel request's client goes away before the cancel completes, which a
+// short context deadline makes routine. It pings the server
 // so that a wrong address or password is reported here (as a
 // *leasehold.StoreError). It does not check that the migration has run:
 // `leasehold migrate` opens the store this way too.
@@ -54,7 +60,15 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: store URL mode is %q, want lease or advisory", m)
 	}
 	opts.Schema, opts.Table, opts.ListenConnString = q.Get("schema"), q.Get("table"), q.Get("listen")
-	for _, k := range []string{"mode", "schema", "table", "listen"} {
+	cancelRequest := true
+	switch c := q.Get("cancel"); c {
+	case "", "request":
+	case "close":
+		cancelRequest = false
+	default:
+		return nil, fmt.Errorf("postgres: store URL cancel is %q, want request or close", c)
+	}
+	for _, k := range []string{"mode", "schema", "table", "listen", "cancel"} {
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()
@@ -65,8 +79,11 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	// When a caller's context ends mid-statement, ask the server to cancel
 	// the statement (and keep the connection) instead of dropping the
 	// connection and leaving the statement to run to completion unseen.
-	cfg.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelGrace}
+	// With cancel=close, keep pgx's default: drop the connection.
+	if cancelRequest {
+		cfg.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelGrace}
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

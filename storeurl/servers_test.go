@@ -200,6 +200,12 @@ func TestPostgresSchemeAndMigrate(t *testing.T) {
 	if _, err := storeurl.Open(context.Background(), u+"&mode=nosuch"); !errors.Is(err, storeurl.ErrBadURL) {
 		t.Errorf("postgres URL with a bad mode: %v, want ErrBadURL", err)
 	}
+	if _, err := storeurl.Open(context.Background(), u+"&cancel=nosuch"); !errors.Is(err, storeurl.ErrBadURL) || !strings.Contains(err.Error(), "cancel") {
+		t.Errorf("postgres URL with a bad cancel: %v, want ErrBadURL naming cancel", err)
+	}
+	s = openWhenUp(t, u+"&cancel=close")
+	useStore(t, s, "postgres")
+	s.Close()
 }
 
 func TestMigrateOtherStores(t *testing.T) {
