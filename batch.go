@@ -63,6 +63,9 @@ func (g *batchGroup) run() {
 		ls := make([]*Lease, 0, len(g.members))
 		gs := make([]Grant, 0, len(g.members))
 		for l := range g.members {
+			if l.ctx.Err() != nil {
+				continue // ended, and leaving the group
+			}
 			ls = append(ls, l)
 			gs = append(gs, l.grant)
 		}
@@ -78,7 +81,10 @@ func (g *batchGroup) run() {
 				earliest = d
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout(earliest.Sub(sent)))
+		// Half the time left of the most urgent member, but never less than
+		// half a period: a member close to its deadline retries on its own
+		// and must not starve the whole batch of time.
+		ctx, cancel := context.WithTimeout(context.Background(), max(attemptTimeout(earliest.Sub(sent)), interval/2))
 		res, err := br.RenewMany(ctx, gs)
 		cancel()
 		if err == nil && len(res) != len(ls) {

@@ -132,9 +132,9 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 		wake = ch
 	}
 	var last error // the previous attempt's answer
-	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			req.Owner = NewOwnerID()
+	for attempt, tries := 1, 0; ; attempt, tries = attempt+1, tries+1 {
+		if tries > 0 {
+			req.Owner = NewOwnerID() // also after a wake-up restarts the backoff
 		}
 		sent := c.opts.Clock.Now()
 		g, err := c.store.Acquire(ctx, req)

@@ -42,6 +42,11 @@ func (o *owners) Acquire(ctx context.Context, r leasehold.AcquireRequest) (lease
 	return o.Store.Acquire(ctx, r)
 }
 
+// Subscribe passes the memory store's release notices on.
+func (o *owners) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return o.Store.(leasehold.Notifier).Subscribe(ctx, key)
+}
+
 // queuedOwners is owners over a Waiter store whose first failures are
 // store failures.
 type queuedOwners struct {
@@ -92,6 +97,32 @@ func TestEveryWaitingAttemptHasItsOwnOwnerID(t *testing.T) {
 		_ = holder.Release(context.Background())
 	}()
 	l, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{Wait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	distinct(t, st.seen(), l.Owner())
+}
+
+func TestAttemptAfterAWakeUpHasItsOwnOwnerID(t *testing.T) {
+	st := &owners{Store: memory.New(nil)}
+	// Backoff far longer than the test: only the release notice (the
+	// memory store is a Notifier) brings the second attempt.
+	c := newClient(t, st, &leasehold.Options{Backoff: recordingBackoff{}})
+	holder, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	st.ids = nil
+	st.mu.Unlock()
+	go func() {
+		for len(st.seen()) < 1 {
+			time.Sleep(time.Millisecond)
+		}
+		_ = holder.Release(context.Background())
+	}()
+	l, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: time.Minute, Wait: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

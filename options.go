@@ -44,7 +44,9 @@ type Options struct {
 	// jeopardy and will lose the lease at its deadline unless a retry
 	// succeeds. Each call runs on a goroutine of its own, so a callback
 	// that blocks (or calls Lease.Release) never delays the deadline;
-	// calls for one lease may therefore overlap.
+	// calls for one lease may therefore overlap, and a call may run after
+	// the lease has ended (check Lease.Err or the Jeopardy's Remaining). A
+	// callback that blocks for good holds its goroutine for good.
 	OnJeopardy func(Jeopardy)
 	// Clock is the holder's clock. Default SystemClock().
 	Clock Clock

@@ -116,6 +116,7 @@ func attemptTimeout(left time.Duration) time.Duration {
 func (l *Lease) deliver(r renewResult) {
 	select {
 	case l.results <- r:
+	case <-l.ctx.Done(): // ended: run is releasing or gone, the result is moot
 	case <-l.exited:
 	}
 }

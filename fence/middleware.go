@@ -76,6 +76,12 @@ type MiddlewareOptions struct {
 	// already known to be stale, early.
 	UnsafeConcurrent bool
 
+	// Serialize has no effect: serialising each resource's check and
+	// handler is now the default, and UnsafeConcurrent turns it off.
+	//
+	// Deprecated: remove it; the default is what it asked for.
+	Serialize bool
+
 	// Error writes the response for a refused request. nil writes a
 	// plain-text body with the status given by [StatusCode]. The body of a
 	// 500 does not include the guard's error, which may hold internal

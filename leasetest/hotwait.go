@@ -151,6 +151,12 @@ func (w *hotWaiter) cycle(cur *holderCell) (violation, inconclusive string) {
 		return fmt.Sprintf("waiting acquire: %v", err), ""
 	}
 	if prev := cur.claim(l); prev != nil {
+		if l.Err() != nil || !time.Now().Before(l.Deadline()) {
+			// This goroutine stalled past its own deadline between the
+			// grant and the claim: the two were never valid together.
+			_ = l.Release(ctx)
+			return "", fmt.Sprintf("the holder of token %d stalled past its deadline before it could be checked", l.Token())
+		}
 		v := fmt.Sprintf("granted token %d while token %d was held, %s before its holder's deadline", l.Token(), prev.Token(), time.Until(prev.Deadline()).Round(time.Millisecond))
 		_ = l.Release(ctx)
 		return v, ""

@@ -25,11 +25,14 @@ func holdFor(ttl time.Duration) time.Duration {
 // the command when the time left before the holder's deadline falls to the
 // grace, so that SIGKILL lands at the deadline, before the store can grant
 // the key to anyone else. Terminating must not start before renewals have
-// had a fair chance: the scheduled renewal and retries for about one more
-// renewal period, so the grace is at most holdFor(ttl) - 2 x TTL/3 (about a
-// third of the TTL).
+// had a fair chance: the first renewal starts at most 1.1 x TTL/3 after the
+// grant (the interval plus its jitter), and the client gives each attempt
+// half the time left, so a hung first attempt and a second one end by
+// first + left/2 + left/4, with left = holdFor(ttl) - first. The grace is
+// what remains: left/4 (about TTL/6).
 func maxGrace(ttl time.Duration) time.Duration {
-	return holdFor(ttl) - 2*time.Duration(float64(ttl)*runRenewFraction)
+	first := time.Duration(float64(ttl) * runRenewFraction * 1.1)
+	return (holdFor(ttl) - first) / 4
 }
 
 // checkGrace validates --grace against the TTL; given reports whether the
@@ -47,7 +50,7 @@ func checkGrace(grace, ttl time.Duration, given bool) (time.Duration, error) {
 		return 0, usagef("--grace %s is negative", grace)
 	}
 	if grace > limit {
-		return 0, usagef("--grace %s is longer than --ttl %s allows (at most %s): the command's process group must be dead by the holder's deadline, so SIGTERM goes out --grace before it, and that must leave two renewal periods (2 x TTL/3) for renewals to succeed first; use a shorter --grace or a longer --ttl (about 3 x grace)",
+		return 0, usagef("--grace %s is longer than --ttl %s allows (at most %s): the command's process group must be dead by the holder's deadline, so SIGTERM goes out --grace before it, and that must leave time for the first renewal and a retry to end first; use a shorter --grace or a longer --ttl (about 6.5 x grace)",
 			grace, ttl, limit.Truncate(time.Millisecond))
 	}
 	return grace, nil

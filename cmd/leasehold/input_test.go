@@ -49,9 +49,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--key", "k", "--wait", "-1s", "--", "true"}, "negative"},
 		{[]string{"run", "--key", "k", "--grace", "-1s", "--", "true"}, "negative"},
 		// SIGKILL must land by the holder's deadline, and SIGTERM must not go
-		// out before two renewal periods: at most holdFor(TTL) - 2 x TTL/3.
-		{[]string{"run", "--key", "k", "--grace", "10s", "--", "true"}, "--grace 10s is longer than --ttl 15s allows (at most 4.845s)"},
-		{[]string{"run", "--key", "k", "--ttl", "3s", "--grace", "1s", "--", "true"}, "--grace 1s is longer than --ttl 3s allows (at most 965ms)"},
+		// out before a hung first renewal and a retry have ended: at most
+		// (holdFor(TTL) - 1.1 x TTL/3) / 4.
+		{[]string{"run", "--key", "k", "--grace", "10s", "--", "true"}, "--grace 10s is longer than --ttl 15s allows (at most 2.336s)"},
+		{[]string{"run", "--key", "k", "--ttl", "3s", "--grace", "1s", "--", "true"}, "--grace 1s is longer than --ttl 3s allows (at most 466ms)"},
 		{[]string{"acquire", "--key", "k", "--ttl", "1ms"}, "below the sqlite store's minimum"},
 		{[]string{"run", "--key", "k", "--ttl", "1ms", "--", "true"}, "--ttl 1ms is too short for run"},
 		{[]string{"acquire"}, "--key is required"},

@@ -178,6 +178,12 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 		"LEASEHOLD_TOKEN="+strconv.FormatUint(l.Token(), 10),
 		"LEASEHOLD_OWNER="+l.Owner(),
 	)
+	// A lease already lost, or too close to its deadline to stop the
+	// command in time, must not start it at all.
+	if err := l.Checkpoint(f.grace); err != nil {
+		fmt.Fprintf(a.stderr, "leasehold run: not starting the command: %s\n", message(err))
+		return exitLost
+	}
 	// The watchdog comes first, so that the command never runs unguarded.
 	wd, err := startWatchdog(f.grace, a.stderr)
 	if err != nil {
@@ -328,8 +334,9 @@ func (g *guard) tick() {
 	}
 	if g.stopping && !g.killed && !time.Now().Before(g.killAt) {
 		g.killed = true
-		fmt.Fprintf(g.a.stderr, "leasehold run: the command outlived the grace period; sending SIGKILL to its process group\n")
+		// Signal first: a stalled stderr must not delay the kill.
 		g.c.signal(syscall.SIGKILL)
+		fmt.Fprintf(g.a.stderr, "leasehold run: the command outlived the grace period; sent SIGKILL to its process group\n")
 	}
 }
 
@@ -341,8 +348,8 @@ func (g *guard) stop(why string, grace time.Duration) {
 	g.stopping = true
 	grace = max(grace, 0)
 	g.killAt = time.Now().Add(grace)
+	g.c.signal(syscall.SIGTERM) // before the message, which may block
 	fmt.Fprintf(g.a.stderr, "leasehold run: %s (SIGTERM, then SIGKILL after %s)\n", why, roundDuration(grace))
-	g.c.signal(syscall.SIGTERM)
 }
 
 // next is how long until the guard must look again.

@@ -134,7 +134,7 @@ func TestRunLostCommandKilledAfterGrace(t *testing.T) {
 	e := newEnv(t)
 	log := filepath.Join(e.dir, "log")
 	stubborn := fmt.Sprintf(`trap '' TERM; echo "start $LEASEHOLD_TOKEN" >> %q; while :; do sleep 0.05; done`, log)
-	first := e.start(nil, "run", "--key", "job", "--ttl", "1s", "--grace", "300ms", "--", "sh", "-c", stubborn)
+	first := e.start(nil, "run", "--key", "job", "--ttl", "1s", "--grace", "100ms", "--", "sh", "-c", stubborn)
 	waitFor(t, 10*time.Second, "the command to start", func() bool { return len(readLines(t, log)) > 0 })
 	// Take the key from under it: stop it past its TTL and let another
 	// holder in, then continue it.

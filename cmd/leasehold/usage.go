@@ -79,10 +79,12 @@ command exits, and exits with the command's exit status.
   Ctrl-Z), starved, or killed, in which case it kills the group at once (on
   Linux the command also gets a parent-death SIGKILL).
 
-  --grace is at most TTL x 0.99 - 5ms - 2 x TTL/3, so that renewals have two
-  renewal periods before termination starts; a longer one is refused. The
-  default is the smaller of 10s and that bound (4.845s at --ttl 15s). For a
-  longer grace, use a longer TTL (about three times the grace).
+  --grace is at most a quarter of the time between the latest first renewal
+  (1.1 x TTL/3) and the holder's deadline (TTL x 0.99 - 5ms), about TTL/6,
+  so that a hung first renewal and its retry both end before termination
+  starts; a longer one is refused. The default is the smaller of 10s and
+  that bound (2.336s at --ttl 15s). For a longer grace, use a longer TTL
+  (about 6.5 times the grace).
 
   The command runs in its own process group. SIGINT, SIGTERM, SIGHUP and
   SIGQUIT sent to leasehold are passed on to the group; leasehold then waits

@@ -107,7 +107,9 @@ func (w *watchdog) done() {
 
 // watchdogMain is the watchdog process: leasehold __watchdog GRACE_NS.
 func watchdogMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	// SIGPIPE too: a write to leasehold after it died must fail with EPIPE,
+	// not kill the watchdog before it has killed the command's group.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	ignoreTerminalStops()
 	if len(args) != 1 {
 		fmt.Fprintf(stderr, "leasehold %s is run by leasehold run, not by hand\n", watchdogCommand)
