@@ -209,19 +209,9 @@ schedule:
 	}
 	// Every leasehold is gone; their watchdogs kill what is left.
 	r.waitChildrenGone()
-	evs := r.rec.Events()
-	hist, _ := filepath.Glob(filepath.Join(cfg.Dir, "cli-*.jsonl"))
-	for _, f := range hist {
-		he, err := ReadHistoryFile(f)
-		if err != nil {
-			return nil, err
-		}
-		evs = append(evs, he...)
-	}
-	SortHistory(evs)
-	if f, err := os.Create(filepath.Join(cfg.Dir, "history.jsonl")); err == nil {
-		_ = WriteHistory(f, evs)
-		f.Close()
+	evs, err := mergeHistories(cfg.Dir, "cli-*.jsonl", r.rec.Events())
+	if err != nil {
+		return nil, err
 	}
 	CheckCLI(evs, result)
 	judgeCLI(result)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 )
@@ -207,4 +208,27 @@ func WriteHistory(w io.Writer, evs []Event) error {
 // SortHistory orders events by time, stably.
 func SortHistory(evs []Event) {
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].T < evs[j].T })
+}
+
+// mergeHistories adds the histories the processes of a run wrote in dir
+// (files matching pattern) to evs, sorts them, and writes the merged
+// history to dir/history.jsonl for inspection.
+func mergeHistories(dir, pattern string, evs []Event) ([]Event, error) {
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		he, err := ReadHistoryFile(f)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, he...)
+	}
+	SortHistory(evs)
+	if f, err := os.Create(filepath.Join(dir, "history.jsonl")); err == nil {
+		_ = WriteHistory(f, evs)
+		f.Close()
+	}
+	return evs, nil
 }

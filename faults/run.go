@@ -278,22 +278,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	final := h.finalProbe(result.TakeoverBound)
 
-	evs := h.rec.Events()
-	hist, err := filepath.Glob(filepath.Join(cfg.Dir, "hist-*.jsonl"))
+	evs, err := mergeHistories(cfg.Dir, "hist-*.jsonl", h.rec.Events())
 	if err != nil {
 		return nil, err
-	}
-	for _, f := range hist {
-		he, err := ReadHistoryFile(f)
-		if err != nil {
-			return nil, err
-		}
-		evs = append(evs, he...)
-	}
-	SortHistory(evs)
-	if f, err := os.Create(filepath.Join(cfg.Dir, "history.jsonl")); err == nil {
-		_ = WriteHistory(f, evs)
-		f.Close()
 	}
 	m := Check(evs, Params{TTL: cfg.TTL, QuietFrom: quietFrom, End: end, Final: final})
 	result.Metrics = m
