@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -146,5 +148,22 @@ func TestMemoryStoreInProcess(t *testing.T) {
 	code, out, _ := runApp(t, "status", "--store", "memory://", "--json")
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("status on a fresh memory:// store exited %d: %s", code, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		code, out, stderr := runApp(t, arg)
+		if code != 0 || !strings.HasPrefix(out, "leasehold ") || !strings.Contains(out, runtime.Version()) {
+			t.Errorf("%s exited %d: %q %q", arg, code, out, stderr)
+		}
+	}
+	if code, _, _ := runApp(t, "version", "extra"); code != exitUsage {
+		t.Errorf("version with an argument exited %d, want %d", code, exitUsage)
+	}
+	bi := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.3.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-11-23T20:00:00Z"}}}
+	if got, want := versionLine(bi), "leasehold v0.3.0 0123456789ab+modified 2026-11-23T20:00:00Z go1.26.0"; got != want {
+		t.Errorf("versionLine = %q, want %q", got, want)
 	}
 }

@@ -63,6 +63,8 @@ func (a *app) main(args []string) int {
 		return a.bench(rest)
 	case watchdogCommand: // started by run, not listed
 		return watchdogMain(rest, os.Stdin, a.stdout, a.stderr)
+	case "version", "--version", "-version":
+		return a.version(rest)
 	case "help", "-h", "-help", "--help":
 		return a.help(rest)
 	}

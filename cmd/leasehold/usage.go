@@ -5,7 +5,7 @@ package main
 // and a case to the switch in app.main.
 
 // commands lists the subcommands, in the order of usageText.
-var commands = []string{"run", "acquire", "renew", "release", "status", "migrate", "bench", "help"}
+var commands = []string{"run", "acquire", "renew", "release", "status", "migrate", "bench", "version", "help"}
 
 const usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
@@ -17,6 +17,7 @@ Usage:
   leasehold status  [--key KEY | --prefix P] [--json] [--store URL]
   leasehold migrate --store postgres://...
   leasehold bench   --store URL [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--chart out.svg]
+  leasehold version
   leasehold help [COMMAND]
 
 Run "leasehold help COMMAND" for the details of one command.
@@ -188,6 +189,12 @@ Flags:
   --store URL    the store (default $LEASEHOLD_STORE; required)
 `,
 	"bench": benchUsage, // in bench.go, next to the command
+	"version": `Usage: leasehold version (or leasehold --version)
+
+Prints the version the binary was built from: the module version stamped by
+go install ...@vX ("(devel)" in a checkout), the version-control revision
+and time the build recorded, and the Go version.
+`,
 	"help": `Usage: leasehold help [COMMAND]
 
 Prints the usage of leasehold, or of one command.
