@@ -18,23 +18,34 @@ import (
 // hang or a batch fails for one grant, and what each store attempt of one
 // waiting acquire carries.
 
+// eventLog is a list of strings that goroutines append to.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (e *eventLog) record(s string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events = append(e.events, s)
+}
+
+func (e *eventLog) seen() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.events...)
+}
+
+func (e *eventLog) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events = nil
+}
+
 // owners records the owner id of every store attempt.
 type owners struct {
 	leasehold.Store
-	mu  sync.Mutex
-	ids []string
-}
-
-func (o *owners) record(id string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ids = append(o.ids, id)
-}
-
-func (o *owners) seen() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]string(nil), o.ids...)
+	eventLog
 }
 
 func (o *owners) Acquire(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
@@ -87,9 +98,7 @@ func TestEveryWaitingAttemptHasItsOwnOwnerID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.mu.Lock()
-	st.ids = nil
-	st.mu.Unlock()
+	st.reset()
 	go func() {
 		for len(st.seen()) < 3 {
 			time.Sleep(time.Millisecond)
@@ -113,9 +122,7 @@ func TestAttemptAfterAWakeUpHasItsOwnOwnerID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.mu.Lock()
-	st.ids = nil
-	st.mu.Unlock()
+	st.reset()
 	go func() {
 		for len(st.seen()) < 1 {
 			time.Sleep(time.Millisecond)
@@ -294,25 +301,12 @@ func TestHungRenewalLeavesTimeForAnother(t *testing.T) {
 // of "bad".
 type batchFailsOne struct {
 	*memory.Store
-	mu     sync.Mutex
-	events []string
-}
-
-func (b *batchFailsOne) log(e string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.events = append(b.events, e)
-}
-
-func (b *batchFailsOne) seen() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.events...)
+	eventLog
 }
 
 func (b *batchFailsOne) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	if g.Key == "bad" {
-		b.log("renew bad")
+		b.record("renew bad")
 	}
 	return b.Store.Renew(ctx, g)
 }

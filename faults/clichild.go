@@ -31,13 +31,8 @@ func (c CLIChildConfig) Args() []string {
 // ParseCLIChildArgs parses the flags written by Args.
 func ParseCLIChildArgs(args []string) (CLIChildConfig, error) {
 	var c CLIChildConfig
-	if len(args)%2 != 0 {
-		return c, errors.New("cli-child: flags come in pairs")
-	}
-	for i := 0; i < len(args); i += 2 {
-		v := args[i+1]
-		var err error
-		switch args[i] {
+	err := parsePairs("cli-child", args, func(k, v string) (err error) {
+		switch k {
 		case "-id":
 			c.ID = v
 		case "-resource":
@@ -49,11 +44,12 @@ func ParseCLIChildArgs(args []string) (CLIChildConfig, error) {
 		case "-ops":
 			c.Ops, err = strconv.Atoi(v)
 		default:
-			return c, fmt.Errorf("cli-child: unknown flag %s", args[i])
+			return errUnknownFlag
 		}
-		if err != nil {
-			return c, fmt.Errorf("cli-child: flag %s %q: %w", args[i], v, err)
-		}
+		return err
+	})
+	if err != nil {
+		return c, err
 	}
 	if c.ID == "" || c.Resource == "" || c.History == "" || c.Work <= 0 || c.Ops < 1 {
 		return c, errors.New("cli-child: -id, -resource, -history, -work and -ops are required")

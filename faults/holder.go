@@ -47,13 +47,8 @@ func (c HolderConfig) Args() []string {
 // ParseHolderArgs parses the flags written by Args.
 func ParseHolderArgs(args []string) (HolderConfig, error) {
 	var c HolderConfig
-	if len(args)%2 != 0 {
-		return c, errors.New("holder: flags come in pairs")
-	}
-	for i := 0; i < len(args); i += 2 {
-		v := args[i+1]
-		var err error
-		switch args[i] {
+	err := parsePairs("holder", args, func(k, v string) (err error) {
+		switch k {
 		case "-id":
 			c.ID = v
 		case "-url":
@@ -75,11 +70,12 @@ func ParseHolderArgs(args []string) (HolderConfig, error) {
 		case "-seed":
 			c.Seed, err = strconv.ParseUint(v, 10, 64)
 		default:
-			return c, fmt.Errorf("holder: unknown flag %s", args[i])
+			return errUnknownFlag
 		}
-		if err != nil {
-			return c, fmt.Errorf("holder: flag %s %q: %w", args[i], v, err)
-		}
+		return err
+	})
+	if err != nil {
+		return c, err
 	}
 	switch {
 	case c.ID == "" || c.URL == "" || c.Resource == "" || c.History == "" || len(c.Keys) == 0:
@@ -290,4 +286,25 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// errUnknownFlag is what a parsePairs callback returns for a flag it does
+// not know.
+var errUnknownFlag = errors.New("unknown flag")
+
+// parsePairs reads the "-name value" pairs that a process of the harness
+// (a holder, a CLI child) gets from the harness, calling set for each.
+// Errors name the process kind, the flag and its value.
+func parsePairs(kind string, args []string, set func(name, value string) error) error {
+	if len(args)%2 != 0 {
+		return fmt.Errorf("%s: flags come in pairs", kind)
+	}
+	for i := 0; i < len(args); i += 2 {
+		if err := set(args[i], args[i+1]); errors.Is(err, errUnknownFlag) {
+			return fmt.Errorf("%s: unknown flag %s", kind, args[i])
+		} else if err != nil {
+			return fmt.Errorf("%s: flag %s %q: %w", kind, args[i], args[i+1], err)
+		}
+	}
+	return nil
 }
