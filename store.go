@@ -9,10 +9,11 @@ import (
 // It is deliberately small; the lease lifecycle (renewal timing, deadlines,
 // waiting, cancellation) lives once in [Client].
 //
-// All methods are safe for concurrent use. Keys and TTLs reaching a Store have
-// been validated by the client with [ValidateKey] and the store's [Info]; a
-// store still rejects what it cannot represent, with [ErrInvalidKey] or
-// [ErrInvalidTTL].
+// All methods are safe for concurrent use. Keys and TTLs reaching a Store
+// from [Client] have been validated, but a Store is also called directly (by
+// the CLI's one-shot commands, by users' own clients), so each method begins
+// with exactly one of [CheckAcquire], [CheckRenew], [CheckRelease] or
+// [CheckHolder]: the bounds and their messages live there, once.
 //
 // Errors: Acquire returns a [*HeldError] when another owner holds the key.
 // Renew and Release return [ErrNotHeld] when the grant is no longer the

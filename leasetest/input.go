@@ -27,8 +27,11 @@ func (s *suite) badInput(t *testing.T) {
 		if _, err := c.Acquire(ctxT(t), k, leasehold.AcquireOptions{TTL: time.Second}); !errors.Is(err, leasehold.ErrInvalidKey) {
 			t.Errorf("key %s: got %v, want ErrInvalidKey", name, err)
 		}
-		if _, err := st.Acquire(ctxT(t), req(k, time.Minute)); err == nil {
-			t.Errorf("store accepted a %s key", name)
+		if _, err := st.Acquire(ctxT(t), req(k, time.Minute)); !errors.Is(err, leasehold.ErrInvalidKey) {
+			t.Errorf("store Acquire of a %s key: got %v, want ErrInvalidKey", name, err)
+		}
+		if _, err := st.Holder(ctxT(t), k); !errors.Is(err, leasehold.ErrInvalidKey) {
+			t.Errorf("store Holder of a %s key: got %v, want ErrInvalidKey", name, err)
 		}
 	}
 	ttls := []time.Duration{-time.Second, leasehold.MaxTTL + time.Second}
@@ -40,9 +43,10 @@ func (s *suite) badInput(t *testing.T) {
 			t.Errorf("TTL %s: got %v, want ErrInvalidTTL", ttl, err)
 		}
 	}
-	if _, err := st.Acquire(ctxT(t), req(good, 0)); err == nil {
-		t.Errorf("store accepted a zero TTL")
+	if _, err := st.Acquire(ctxT(t), req(good, 0)); !errors.Is(err, leasehold.ErrInvalidTTL) {
+		t.Errorf("store Acquire with a zero TTL: got %v, want ErrInvalidTTL", err)
 	}
+	s.badGrants(t, st, good)
 	if _, err := c.Acquire(ctxT(t), good, leasehold.AcquireOptions{TTL: time.Second, Wait: -time.Second}); !errors.Is(err, leasehold.ErrInvalidWait) {
 		t.Errorf("negative wait: got %v, want ErrInvalidWait", err)
 	}
@@ -56,6 +60,37 @@ func (s *suite) badInput(t *testing.T) {
 		t.Fatalf("acquire after refused input: %v", err)
 	}
 	_ = st.Release(ctxT(t), g)
+}
+
+// badGrants calls the store directly with grants no client would send: a
+// zero TTL, a zero token, an empty owner. Each is refused with the error the
+// contract names (see leasehold.CheckRenew), and none touches the lease.
+func (s *suite) badGrants(t *testing.T, st leasehold.Store, k string) {
+	t.Helper()
+	g, err := st.Acquire(ctxT(t), req(k, time.Minute))
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	zeroTTL, zeroTok, noOwner := g, g, g
+	zeroTTL.TTL, zeroTok.Token, noOwner.Owner = 0, 0, ""
+	zeroTok.TTL, noOwner.TTL = time.Minute, time.Minute
+	if _, err := st.Renew(ctxT(t), zeroTTL); !errors.Is(err, leasehold.ErrInvalidTTL) {
+		t.Errorf("store Renew with a zero TTL: got %v, want ErrInvalidTTL", err)
+	}
+	for name, bad := range map[string]leasehold.Grant{"zero token": zeroTok, "empty owner": noOwner} {
+		if _, err := st.Renew(ctxT(t), bad); !errors.Is(err, leasehold.ErrNotHeld) {
+			t.Errorf("store Renew with a %s: got %v, want ErrNotHeld", name, err)
+		}
+		if err := st.Release(ctxT(t), bad); !errors.Is(err, leasehold.ErrNotHeld) {
+			t.Errorf("store Release with a %s: got %v, want ErrNotHeld", name, err)
+		}
+	}
+	if h, err := st.Holder(ctxT(t), k); err != nil || h.Token != g.Token {
+		t.Errorf("after refused grants, Holder = %+v, %v; want token %d", h, err, g.Token)
+	}
+	if err := st.Release(ctxT(t), g); err != nil {
+		t.Errorf("release: %v", err)
+	}
 }
 
 func (s *suite) cancellation(t *testing.T) {

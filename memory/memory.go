@@ -89,10 +89,7 @@ func (s *Store) check(ctx context.Context, op string) error {
 
 // Acquire claims the key if it is free or expired.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	if err := leasehold.ValidateKey(req.Key); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if err := leasehold.ValidateTTL(req.TTL, s.Info()); err != nil {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
 	s.mu.Lock()
@@ -113,7 +110,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 // Renew extends the lease if the owner and token still hold it. A lease that
 // expired but that nobody took since is renewed with the same token.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if err := leasehold.ValidateTTL(g.TTL, s.Info()); err != nil {
+	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
 	s.mu.Lock()
@@ -133,6 +130,9 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 // Release deletes the lease if the owner and token still hold it, and wakes
 // subscribers.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
+	if err := leasehold.CheckRelease(g); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx, "release"); err != nil {
@@ -154,6 +154,9 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 
 // Holder reports the current holder of key.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	if err := leasehold.CheckHolder(key); err != nil {
+		return leasehold.Holder{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx, "holder"); err != nil {

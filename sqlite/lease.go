@@ -18,10 +18,7 @@ import (
 // the new owner, label and expiry. It returns a *leasehold.HeldError when the
 // key is held.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	if err := leasehold.ValidateKey(req.Key); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if err := leasehold.ValidateTTL(req.TTL, s.Info()); err != nil {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
 	if err := s.checkOpen(ctx, "acquire"); err != nil {
@@ -70,7 +67,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 // exists. It returns an error wrapping leasehold.ErrNotHeld when the lease
 // was released or taken.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if err := leasehold.ValidateTTL(g.TTL, s.Info()); err != nil {
+	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
 	if err := s.checkOpen(ctx, "renew"); err != nil {
@@ -91,7 +88,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 }
 
 func renewOne(ctx context.Context, st *sql.Stmt, g leasehold.Grant, now time.Time) (int64, error) {
-	if g.Token == 0 || g.Token > math.MaxInt64 {
+	if g.Token > math.MaxInt64 {
 		return 0, nil // never minted
 	}
 	res, err := st.ExecContext(ctx, g.Key, g.Owner, int64(g.Token), now.Add(g.TTL).UnixNano())
@@ -115,7 +112,7 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 		st := tx.StmtContext(ctx, s.stmts.renew)
 		for i, g := range gs {
 			out[i] = leasehold.RenewResult{}
-			if err := leasehold.ValidateTTL(g.TTL, s.Info()); err != nil {
+			if err := leasehold.CheckRenew(g, s.Info()); err != nil {
 				out[i].Err = err
 				continue
 			}
@@ -141,13 +138,16 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 // token counter. It returns an error wrapping leasehold.ErrNotHeld, and
 // changes nothing, when they do not.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
+	if err := leasehold.CheckRelease(g); err != nil {
+		return err
+	}
 	if err := s.checkOpen(ctx, "release"); err != nil {
 		return err
 	}
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx, _ time.Time) error {
-		if g.Token == 0 || g.Token > math.MaxInt64 {
-			return nil
+		if g.Token > math.MaxInt64 {
+			return nil // never minted
 		}
 		res, err := tx.StmtContext(ctx, s.stmts.release).ExecContext(ctx, g.Key, g.Owner, int64(g.Token))
 		if err != nil {
@@ -168,7 +168,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 // Holder reports who holds key now, by the host's clock. It returns an error
 // wrapping leasehold.ErrNotHeld when nobody does.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	if err := leasehold.ValidateKey(key); err != nil {
+	if err := leasehold.CheckHolder(key); err != nil {
 		return leasehold.Holder{}, err
 	}
 	if err := s.checkOpen(ctx, "holder"); err != nil {
