@@ -63,38 +63,48 @@ var errWaitOver = errors.New("leasehold: wait ran out")
 // The lease's context derives from ctx's values but not its cancellation:
 // ctx bounds the acquire only. Release the lease, or use Do.
 func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (*Lease, error) {
-	req, err := c.request(key, opts)
+	req, g, sent, err := c.grant(ctx, key, opts)
 	if err != nil {
-		return nil, err
-	}
-	if opts.Wait < 0 {
-		return nil, fmt.Errorf("%w: wait %s is negative", ErrInvalidWait, opts.Wait)
-	}
-	if err := c.checkOpen(); err != nil {
-		return nil, err
-	}
-	if opts.Wait == 0 {
-		sent := c.opts.Clock.Now()
-		g, err := c.store.Acquire(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return c.start(ctx, g, sent, req.TTL)
-	}
-	wctx := ctx
-	if opts.Wait != WaitForever {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeoutCause(ctx, opts.Wait, errWaitOver)
-		defer cancel()
-	}
-	g, sent, err := c.wait(wctx, req)
-	if err != nil {
-		if ctx.Err() == nil && context.Cause(wctx) == errWaitOver {
-			return nil, c.lastHolder(ctx, key, err)
-		}
 		return nil, err
 	}
 	return c.start(ctx, g, sent, req.TTL)
+}
+
+// grant obtains a grant of key from the store as Acquire describes, with
+// the request it answers and the time its successful attempt was sent.
+func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions) (AcquireRequest, Grant, time.Time, error) {
+	req, err := c.request(key, opts)
+	if err == nil && opts.Wait < 0 {
+		err = fmt.Errorf("%w: wait %s is negative", ErrInvalidWait, opts.Wait)
+	}
+	if err == nil {
+		err = c.checkOpen()
+	}
+	if err != nil {
+		return req, Grant{}, time.Time{}, err
+	}
+	if opts.Wait != 0 {
+		g, sent, err := c.waitFor(ctx, req, opts.Wait)
+		return req, g, sent, err
+	}
+	sent := c.opts.Clock.Now()
+	g, err := c.store.Acquire(ctx, req)
+	return req, g, sent, err
+}
+
+// waitFor waits up to wait (or forever) for req to be granted.
+func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Duration) (Grant, time.Time, error) {
+	wctx := ctx
+	if wait != WaitForever {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeoutCause(ctx, wait, errWaitOver)
+		defer cancel()
+	}
+	g, sent, err := c.wait(wctx, req)
+	if err != nil && ctx.Err() == nil && context.Cause(wctx) == errWaitOver {
+		return Grant{}, time.Time{}, c.lastHolder(ctx, req.Key, err)
+	}
+	return g, sent, err
 }
 
 func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error) {
@@ -108,8 +118,8 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 	if err := ValidateTTL(ttl, c.info); err != nil {
 		return AcquireRequest{}, err
 	}
-	if hold := c.opts.holdFor(ttl); hold <= c.opts.firstRenewal(ttl) {
-		return AcquireRequest{}, fmt.Errorf("%w: TTL %s leaves %s after the drift allowance (rho %v, margin %s), not enough to renew at %s", ErrInvalidTTL, ttl, max(hold, 0), c.opts.Rho, c.opts.Margin, c.opts.firstRenewal(ttl))
+	if hold := c.opts.HoldFor(ttl); hold <= c.opts.FirstRenewal(ttl) {
+		return AcquireRequest{}, fmt.Errorf("%w: TTL %s leaves %s after the drift allowance (rho %v, margin %s), not enough to renew at %s", ErrInvalidTTL, ttl, max(hold, 0), c.opts.Rho, c.opts.Margin, c.opts.FirstRenewal(ttl))
 	}
 	return AcquireRequest{Key: key, Owner: NewOwnerID(), Label: c.opts.Label, TTL: ttl}, nil
 }

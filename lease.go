@@ -51,7 +51,7 @@ func (c *Client) start(ctx context.Context, g Grant, sent time.Time, ttl time.Du
 	if g.TTL > 0 && g.TTL < hold {
 		hold = g.TTL // a store may grant less than asked (Redlock's validity time)
 	}
-	deadline := sent.Add(c.opts.holdFor(hold))
+	deadline := sent.Add(c.opts.HoldFor(hold))
 	lctx, cancel := context.WithCancelCause(fence.WithToken(context.WithoutCancel(ctx), g.Token))
 	l := &Lease{
 		c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, deadline: deadline,

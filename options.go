@@ -118,14 +118,27 @@ const maxRenewFraction = 0.5
 // renewJitter is the relative jitter of the renew interval.
 const renewJitter = 0.1
 
-// firstRenewal is the latest moment, after the grant was sent, at which
-// the first renewal of a lease of ttl may start.
-func (o Options) firstRenewal(ttl time.Duration) time.Duration {
+// FirstRenewal is the latest moment, after the grant's request was sent, at
+// which a client with options o starts the first renewal of a lease of ttl:
+// ttl x RenewFraction, plus the renew interval's jitter (10%). Zero fields
+// take their defaults.
+func (o Options) FirstRenewal(ttl time.Duration) time.Duration {
+	if o.RenewFraction == 0 {
+		o.RenewFraction = 1.0 / 3
+	}
 	return time.Duration(float64(ttl) * o.RenewFraction * (1 + renewJitter))
 }
 
-// holdFor is how long the holder may act on a grant of ttl sent at t_send:
-// TTL*(1-rho) - margin.
-func (o Options) holdFor(ttl time.Duration) time.Duration {
+// HoldFor is how long a holder with options o may act on a grant of ttl
+// after sending the request that got or last renewed it: ttl x (1 - Rho) -
+// Margin. A Lease's Deadline is that send time plus HoldFor. Zero fields
+// take their defaults.
+func (o Options) HoldFor(ttl time.Duration) time.Duration {
+	if o.Rho == 0 {
+		o.Rho = DefaultRho
+	}
+	if o.Margin == 0 {
+		o.Margin = DefaultMargin
+	}
 	return time.Duration(float64(ttl)*(1-o.Rho)) - o.Margin
 }

@@ -61,7 +61,7 @@ func (l *Lease) run(batched bool) {
 			case r.err == nil:
 				failures = 0
 				l.mu.Lock()
-				if d := r.sent.Add(o.holdFor(l.ttl)); d.After(l.deadline) {
+				if d := r.sent.Add(o.HoldFor(l.ttl)); d.After(l.deadline) {
 					l.deadline = d
 				}
 				next := l.deadline

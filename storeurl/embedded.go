@@ -10,7 +10,7 @@ import (
 	"github.com/leasehold-go/leasehold/sqlite"
 )
 
-func openSQLite(ctx context.Context, rawURL string) (leasehold.Store, error) {
+func openSQLite(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
 	if _, _, err := sqlite.ParseURL(rawURL); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadURL, err)
 	}
@@ -23,7 +23,7 @@ func openSQLite(ctx context.Context, rawURL string) (leasehold.Store, error) {
 
 // openMemory accepts memory: and memory:// with nothing else: every Open
 // makes a new, empty store that lives as long as the process.
-func openMemory(u *url.URL) (leasehold.Store, error) {
+func openMemory(_ context.Context, _ string, u *url.URL) (leasehold.Store, error) {
 	if u.Opaque != "" || u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, fmt.Errorf("%w: %q: a memory store URL is just memory:// (a new, empty in-process store)", ErrBadURL, u.Redacted())
 	}

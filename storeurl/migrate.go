@@ -20,17 +20,22 @@ func Migrate(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	switch u.Scheme {
-	case "postgres", "postgresql":
-		return migratePostgres(ctx, rawURL)
-	case "sqlite", "file":
-		s, err := openSQLite(ctx, rawURL)
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	case "memory", "redis", "rediss", "redlock", "etcd":
-		return fmt.Errorf("%w: the %s store keeps no schema", ErrNoMigration, u.Scheme)
+	k, err := lookup(u)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("%w %q in %q; %s", ErrUnknownScheme, u.Scheme, u.Redacted(), supported())
+	if k.Migrate == nil {
+		return fmt.Errorf("%w: the %s store keeps no schema", ErrNoMigration, k.Name)
+	}
+	return k.Migrate(ctx, rawURL)
+}
+
+// migrateSQLite opens and closes the embedded store, which creates or
+// upgrades its schema when it is opened.
+func migrateSQLite(ctx context.Context, rawURL string) error {
+	s, err := openSQLite(ctx, rawURL, nil)
+	if err != nil {
+		return err
+	}
+	return s.Close()
 }

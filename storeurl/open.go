@@ -19,12 +19,6 @@ var (
 	ErrUnknownScheme = errors.New("storeurl: unknown store URL scheme")
 )
 
-// schemes lists every scheme Open accepts, in the order shown to users.
-var schemes = []string{"sqlite", "file", "memory", "redis", "rediss", "redlock", "postgres", "postgresql", "etcd"}
-
-// Schemes returns the URL schemes Open accepts.
-func Schemes() []string { return append([]string(nil), schemes...) }
-
 // Open opens the store that rawURL names; see the package documentation for
 // the schemes. The caller closes the store. Errors: ErrBadURL and
 // ErrUnknownScheme (both listing the supported schemes), or the store's own
@@ -35,21 +29,20 @@ func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch u.Scheme {
-	case "sqlite", "file":
-		return openSQLite(ctx, rawURL)
-	case "memory":
-		return openMemory(u)
-	case "redis", "rediss":
-		return openRedis(ctx, rawURL)
-	case "redlock":
-		return openRedlock(ctx, rawURL)
-	case "postgres", "postgresql":
-		return openPostgres(ctx, rawURL)
-	case "etcd":
-		return openEtcd(ctx, rawURL)
+	k, err := lookup(u)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w %q in %q; %s", ErrUnknownScheme, u.Scheme, u.Redacted(), supported())
+	return k.Open(ctx, rawURL, u)
+}
+
+// lookup returns the store table's row for u's scheme.
+func lookup(u *url.URL) (Kind, error) {
+	k, ok := Lookup(u.Scheme)
+	if !ok {
+		return Kind{}, fmt.Errorf("%w %q in %q; %s", ErrUnknownScheme, u.Scheme, u.Redacted(), supported())
+	}
+	return k, nil
 }
 
 // parse checks that rawURL is a URL with a scheme. Its errors never echo a
@@ -86,5 +79,5 @@ func fileHint(p string) string {
 
 // supported is the list of schemes for error messages.
 func supported() string {
-	return "supported schemes: " + strings.Join(schemes, ", ")
+	return "supported schemes: " + strings.Join(Schemes(), ", ")
 }

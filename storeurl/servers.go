@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/etcd"
@@ -14,15 +15,15 @@ import (
 // The stores on servers. Each opener checks that the server answers, so a
 // wrong address or password is reported by Open.
 
-func openRedis(ctx context.Context, rawURL string) (leasehold.Store, error) {
+func openRedis(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
 	return goredis.OpenURL(ctx, rawURL)
 }
 
-func openRedlock(ctx context.Context, rawURL string) (leasehold.Store, error) {
+func openRedlock(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
 	return goredis.OpenRedlockURL(ctx, rawURL)
 }
 
-func openPostgres(ctx context.Context, rawURL string) (leasehold.Store, error) {
+func openPostgres(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
 	s, err := postgres.OpenURL(ctx, rawURL)
 	if err != nil {
 		return nil, postgresErr(ctx, err)
@@ -41,7 +42,7 @@ func postgresErr(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: %v", ErrBadURL, err)
 }
 
-func openEtcd(ctx context.Context, rawURL string) (leasehold.Store, error) {
+func openEtcd(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
 	s, err := etcd.OpenURL(ctx, rawURL)
 	if err != nil {
 		return nil, err

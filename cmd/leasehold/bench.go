@@ -18,6 +18,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/bench"
+	"github.com/leasehold-go/leasehold/storeurl"
 )
 
 // benchUsage is the text of "leasehold bench -h".
@@ -331,12 +332,15 @@ func (p *benchPlan) memory(t benchTarget) bench.MemProbe {
 	switch {
 	case len(p.memPIDs) > 0:
 		return bench.ProcessMemory(p.memPIDs...)
-	case t.scheme == "memory":
+	}
+	k, _ := storeurl.Lookup(t.scheme)
+	switch k.Memory {
+	case storeurl.MemoryHeap:
 		return bench.HeapMemory()
-	case t.scheme == "sqlite" || t.scheme == "file":
+	case storeurl.MemoryProcess:
 		return bench.ProcessMemory(0)
 	}
-	return nil
+	return nil // a server's memory needs --mem-pid
 }
 
 // reportErrors prints the first error of every result that counted some,

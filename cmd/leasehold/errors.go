@@ -38,7 +38,7 @@ func exitCode(err error) int {
 		errors.Is(err, leasehold.ErrInvalidWait),
 		errors.Is(err, storeurl.ErrBadURL),
 		errors.Is(err, storeurl.ErrUnknownScheme),
-		errors.Is(err, errNotPortable):
+		errors.Is(err, leasehold.ErrNotPortable):
 		return exitUsage
 	case errors.Is(err, leasehold.ErrHeld):
 		return exitHeld

@@ -10,17 +10,6 @@ import (
 // defaultGrace is --grace when the flag is not given, capped by maxGrace.
 const defaultGrace = 10 * time.Second
 
-// runRenewFraction is the part of the TTL between the renewals of run's
-// client: the leasehold package's default (Options.RenewFraction).
-const runRenewFraction = 1.0 / 3
-
-// holdFor is how long run's client may act on a grant of ttl after sending
-// it: TTL*(1-rho) - margin with the package's default rho and margin, as
-// the client computes its holder-side deadline.
-func holdFor(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*(1-leasehold.DefaultRho)) - leasehold.DefaultMargin
-}
-
 // maxGrace is the longest --grace that ttl allows. run starts terminating
 // the command when the time left before the holder's deadline falls to the
 // grace, so that SIGKILL lands at the deadline, before the store can grant
@@ -28,11 +17,11 @@ func holdFor(ttl time.Duration) time.Duration {
 // had a fair chance: the first renewal starts at most 1.1 x TTL/3 after the
 // grant (the interval plus its jitter), and the client gives each attempt
 // half the time left, so a hung first attempt and a second one end by
-// first + left/2 + left/4, with left = holdFor(ttl) - first. The grace is
+// first + left/2 + left/4, with left = HoldFor(ttl) - first. The grace is
 // what remains: left/4 (about TTL/6).
 func maxGrace(ttl time.Duration) time.Duration {
-	first := time.Duration(float64(ttl) * runRenewFraction * 1.1)
-	return (holdFor(ttl) - first) / 4
+	var o leasehold.Options // run's client keeps the default Rho, Margin and RenewFraction
+	return (o.HoldFor(ttl) - o.FirstRenewal(ttl)) / 4
 }
 
 // checkGrace validates --grace against the TTL; given reports whether the

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -58,16 +57,15 @@ func (a *app) acquire(args []string) int {
 	}
 	var g leasehold.Grant
 	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
-		if err := portable("acquire", st); err != nil {
+		// A Claim, not a lease: the grant must outlive this process, and
+		// nothing here renews it.
+		c, err := leasehold.New(st, &leasehold.Options{Label: *label, TTL: *ttl})
+		if err != nil {
 			return err
 		}
-		if err := leasehold.ValidateTTL(*ttl, st.Info()); err != nil {
-			return err
-		}
-		req := leasehold.AcquireRequest{Key: *key, Owner: leasehold.NewOwnerID(), Label: *label, TTL: *ttl}
-		var err error
-		g, err = acquireGrant(ctx, st, req, *wait)
-		return err
+		defer c.Close()
+		g, err = c.Claim(ctx, *key, leasehold.AcquireOptions{Wait: *wait})
+		return notPortable("acquire", err)
 	})
 	if err != nil {
 		return a.fail("acquire", err)
@@ -77,50 +75,6 @@ func (a *app) acquire(args []string) int {
 	}
 	fmt.Fprintf(a.stdout, "LEASEHOLD_KEY=%s\nLEASEHOLD_OWNER=%s\nLEASEHOLD_TOKEN=%d\n", shellQuote(g.Key), shellQuote(g.Owner), g.Token)
 	return exitOK
-}
-
-// acquireGrant calls the store's Acquire once, or, with a positive wait,
-// until it succeeds or wait runs out, backing off with jitter. When the
-// wait runs out it returns the last *HeldError. It deliberately does not use
-// a Client, whose leases end with the process: the grant must outlive it.
-func acquireGrant(ctx context.Context, st leasehold.Store, req leasehold.AcquireRequest, wait time.Duration) (leasehold.Grant, error) {
-	if wait == 0 {
-		return st.Acquire(ctx, req)
-	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	backoff := leasehold.ExpBackoff{}
-	var last error
-	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			// A fresh owner id per attempt, as Client does: a store's
-			// clean-up of an attempt whose answer was lost must never
-			// reach a later attempt's grant.
-			req.Owner = leasehold.NewOwnerID()
-		}
-		g, err := st.Acquire(wctx, req)
-		switch {
-		case err == nil:
-			return g, nil
-		case ctx.Err() != nil:
-			return leasehold.Grant{}, ctx.Err()
-		case wctx.Err() != nil && last != nil:
-			return leasehold.Grant{}, last
-		case !errors.Is(err, leasehold.ErrHeld):
-			return leasehold.Grant{}, err
-		}
-		last = err
-		t := time.NewTimer(backoff.Delay(attempt))
-		select {
-		case <-wctx.Done():
-			t.Stop()
-			if ctx.Err() != nil {
-				return leasehold.Grant{}, ctx.Err()
-			}
-			return leasehold.Grant{}, last
-		case <-t.C:
-		}
-	}
 }
 
 // grantFlags reads --key, --owner and --token, or their LEASEHOLD_ variables.
@@ -159,10 +113,7 @@ func (a *app) renew(args []string) int {
 		if err := portable("renew", st); err != nil {
 			return err
 		}
-		if err := leasehold.ValidateTTL(g.TTL, st.Info()); err != nil {
-			return err
-		}
-		_, err := st.Renew(ctx, g)
+		_, err := st.Renew(ctx, g) // the store checks the TTL against its bounds
 		return err
 	})
 	if err != nil {
@@ -196,20 +147,22 @@ func (a *app) release(args []string) int {
 	return exitOK
 }
 
-// errNotPortable is the error of a one-shot command on a store whose grants
-// do not outlive the process that made them.
-var errNotPortable = errors.New("grants on this store do not outlive the process")
-
 // portable refuses the one-shot commands on a store whose grants live in the
 // acquiring process (Info.PortableGrants false): an acquire's grant would end
 // with its exit, and a renew or release from another process cannot reach it.
 func portable(cmd string, st leasehold.Store) error {
-	info := st.Info()
-	if info.PortableGrants {
+	if st.Info().PortableGrants {
 		return nil
 	}
-	return fmt.Errorf("%w: the %s store keeps a grant in the process that acquired it, so a one-shot %s cannot work (an acquire's lease would end when it exits); hold the lease for the whole job with leasehold run --key KEY -- COMMAND",
-		errNotPortable, info.Name, cmd)
+	return notPortable(cmd, fmt.Errorf("%w: the %s store keeps a grant in the process that acquired it", leasehold.ErrNotPortable, st.Info().Name))
+}
+
+// notPortable adds to an ErrNotPortable what the user can do instead.
+func notPortable(cmd string, err error) error {
+	if !errors.Is(err, leasehold.ErrNotPortable) {
+		return err
+	}
+	return fmt.Errorf("%w, so a one-shot %s cannot work (an acquire's lease would end when it exits); hold the lease for the whole job with leasehold run --key KEY -- COMMAND", err, cmd)
 }
 
 // notHeld says which grant a store refused.

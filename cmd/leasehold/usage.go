@@ -1,5 +1,7 @@
 package main
 
+import "github.com/leasehold-go/leasehold/storeurl"
+
 // All of the command's help text lives here. A new subcommand adds its name
 // to commands, its summary line to usageText, its own text to commandUsage,
 // and a case to the switch in app.main.
@@ -7,7 +9,7 @@ package main
 // commands lists the subcommands, in the order of usageText.
 var commands = []string{"run", "acquire", "renew", "release", "status", "migrate", "bench", "version", "help"}
 
-const usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
+var usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
 Usage:
   leasehold run     --key KEY [--ttl 15s] [--wait 0] [--grace D] [--store URL] -- COMMAND [ARGS...]
@@ -27,17 +29,7 @@ embedded store in $XDG_STATE_HOME/leasehold/leases.db (default
 ~/.local/state/leasehold/leases.db), created on first use.
 ` + schemesText + exitText
 
-const schemesText = `
-Store URLs:
-  sqlite:///abs/path.db   file:///abs/path.db   sqlite:relative/path.db
-                          the embedded store: one file that processes on this host share
-  memory://               an empty in-process store (lives as long as one leasehold command)
-  redis://host:port/db    (rediss:// for TLS)
-  redlock://host1:port,host2:port,...
-  postgres://user@host/db (also postgresql://)
-  etcd://host:port[,host:port...][/prefix]
-Each store's package documents the rest of its URL.
-`
+var schemesText = "\nStore URLs:\n" + storeurl.UsageText() + "Each store's package documents the rest of its URL.\n"
 
 const exitText = `
 Exit status:

@@ -1,0 +1,150 @@
+package storeurl
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// Kind is one row of the store table: everything the project needs to know
+// about a store outside the store's own package. Open, Migrate, the CLI's
+// usage text, leasehold bench, the fault harness's backend list and the
+// README's store table all come from, or are tested against, Stores.
+//
+// Adding a store means one package, one row here, one install script for its
+// server (scripts/install) and one fault-harness backend (faults).
+type Kind struct {
+	// Name is the store's Info().Name; Title is how the docs call it.
+	Name, Title string
+	// Schemes are the URL schemes that name it.
+	Schemes []string
+	// Package is the import path of the store's package, relative to the
+	// repository's module path; Adapters are the packages that plug a
+	// client library into it.
+	Package  string
+	Adapters []string
+	// URLs are example URLs, for the README.
+	URLs []string
+	// Usage is the store's line in the CLI's usage text: a URL pattern,
+	// padded to a column, and what it names.
+	Usage string
+	// Open opens the store named by rawURL, whose parsed form is u.
+	Open func(ctx context.Context, rawURL string, u *url.URL) (leasehold.Store, error)
+	// Migrate creates or upgrades the store's schema; nil when it keeps
+	// none (Migrate reports ErrNoMigration).
+	Migrate func(ctx context.Context, rawURL string) error
+	// Memory says how leasehold bench --scale measures the memory that
+	// holds the store's leases.
+	Memory Memory
+	// FaultBackends are the names of the fault harness's backends that
+	// run this store (faults' BackendNames); empty for a store that lives
+	// in one process and so cannot be shared by the harness's holders.
+	FaultBackends []string
+	// Token and Notes are the store's README row: where its fencing token
+	// comes from, and what else a user should know first.
+	Token, Notes string
+}
+
+// Memory is how a store's lease memory is measured.
+type Memory int
+
+const (
+	// MemoryServer: the store's server processes, named by their process
+	// ids (leasehold bench --mem-pid).
+	MemoryServer Memory = iota
+	// MemoryHeap: this process's Go heap (a store that lives in it).
+	MemoryHeap
+	// MemoryProcess: this process's proportional set size (a store whose
+	// engine runs in the process but outside the Go heap, such as SQLite's
+	// page cache).
+	MemoryProcess
+)
+
+// Stores returns the store table, in the order shown to users. Each call
+// returns a new slice.
+func Stores() []Kind {
+	return []Kind{
+		{
+			Name: "sqlite", Title: "embedded (default)", Schemes: []string{"sqlite", "file"},
+			Package: "sqlite",
+			URLs:    []string{"sqlite:///path.db", "file:///path.db"},
+			Usage: "sqlite:///abs/path.db   file:///abs/path.db   sqlite:relative/path.db\n" +
+				"                        the embedded store: one file that processes on this host share",
+			Open: openSQLite, Migrate: migrateSQLite, Memory: MemoryProcess,
+			FaultBackends: []string{"sqlite"},
+			Token:         "per-key counter, same durable transaction as the grant",
+			Notes:         "the default; many processes on one host",
+		},
+		{
+			Name: "memory", Title: "memory", Schemes: []string{"memory"},
+			Package: "memory",
+			URLs:    []string{"memory://"},
+			Usage:   "memory://               an empty in-process store (lives as long as one leasehold command)",
+			Open:    openMemory, Memory: MemoryHeap,
+			Token: "per-key counter",
+			Notes: "in-process, tests and examples",
+		},
+		{
+			Name: "redis", Title: "Redis", Schemes: []string{"redis", "rediss"},
+			Package: "redis", Adapters: []string{"redis/goredis", "redis/rueidis"},
+			URLs:          []string{"redis://host:port/db"},
+			Usage:         "redis://host:port/db    (rediss:// for TLS)",
+			Open:          openRedis,
+			FaultBackends: []string{"redis"},
+			Token:         "counter in the acquire script, floored by the server's `TIME` so a restart without persistence cannot reuse a token",
+			Notes:         "see redis/README.md",
+		},
+		{
+			Name: "redlock", Title: "Redlock", Schemes: []string{"redlock"},
+			Package: "redis/redlock", Adapters: []string{"redis/goredis", "redis/rueidis"},
+			URLs:          []string{"redlock://h1:p1,h2:p2,h3:p3"},
+			Usage:         "redlock://host1:port,host2:port,...",
+			Open:          openRedlock,
+			FaultBackends: []string{"redlock"},
+			Token:         "**not a safe fence** (`Info().SafeTokens == false`)",
+			Notes:         "quorum of independent masters",
+		},
+		{
+			Name: "postgres", Title: "PostgreSQL", Schemes: []string{"postgres", "postgresql"},
+			Package: "postgres",
+			URLs:    []string{"postgres://...", "postgres://...?mode=advisory"},
+			Usage:   "postgres://user@host/db (also postgresql://; ?mode=advisory for advisory locks)",
+			Open:    openPostgres, Migrate: migratePostgres,
+			FaultBackends: []string{"postgres-lease", "postgres-advisory"},
+			Token:         "row counter / sequence in the acquire statement",
+			Notes:         "lease rows work behind PgBouncer; advisory mode needs a session connection",
+		},
+		{
+			Name: "etcd", Title: "etcd", Schemes: []string{"etcd"},
+			Package:       "etcd",
+			URLs:          []string{"etcd://h1:p1,h2:p2"},
+			Usage:         "etcd://host:port[,host:port...][/prefix]",
+			Open:          openEtcd,
+			FaultBackends: []string{"etcd"},
+			Token:         "the key's create revision",
+			Notes:         "one keepalive per session",
+		},
+	}
+}
+
+// Lookup returns the row whose Schemes include scheme.
+func Lookup(scheme string) (Kind, bool) {
+	for _, k := range Stores() {
+		for _, s := range k.Schemes {
+			if s == scheme {
+				return k, true
+			}
+		}
+	}
+	return Kind{}, false
+}
+
+// Schemes returns the URL schemes Open accepts, in the order shown to users.
+func Schemes() []string {
+	var out []string
+	for _, k := range Stores() {
+		out = append(out, k.Schemes...)
+	}
+	return out
+}

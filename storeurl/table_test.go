@@ -1,0 +1,92 @@
+package storeurl
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the README's store table from Stores")
+
+const (
+	tableBegin = "<!-- stores: generated from storeurl.Stores; go test ./storeurl -run TestREADMETable -update -->\n"
+	tableEnd   = "<!-- stores: end -->\n"
+)
+
+// TestREADMETable checks the README's store table against the store table.
+func TestREADMETable(t *testing.T) {
+	const path = "../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no store table between %q and %q", path, tableBegin, tableEnd)
+	}
+	got, want := readme[i+len(tableBegin):j], MarkdownTable()
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(readme[:i+len(tableBegin)]+want+readme[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("the README's store table differs from storeurl.Stores (run go test ./storeurl -run TestREADMETable -update):\n got:\n%s\nwant:\n%s", got, want)
+}
+
+// TestTable checks each row for what the rest of the project relies on.
+func TestTable(t *testing.T) {
+	seen := map[string]string{}
+	for _, k := range Stores() {
+		if k.Name == "" || k.Title == "" || k.Package == "" || len(k.Schemes) == 0 || len(k.URLs) == 0 || k.Usage == "" || k.Open == nil || k.Token == "" {
+			t.Errorf("row %q is missing a field: %+v", k.Name, k)
+		}
+		for _, s := range k.Schemes {
+			if prev, dup := seen[s]; dup {
+				t.Errorf("scheme %q names both %s and %s", s, prev, k.Name)
+			}
+			seen[s] = k.Name
+			if got, ok := Lookup(s); !ok || got.Name != k.Name {
+				t.Errorf("Lookup(%q) = %q, %v; want %q", s, got.Name, ok, k.Name)
+			}
+		}
+		if !strings.HasPrefix(strings.TrimSpace(k.Usage), k.Schemes[0]+":") {
+			t.Errorf("row %q: usage line %q does not start with its scheme", k.Name, k.Usage)
+		}
+		for _, u := range k.URLs {
+			if scheme, _, _ := strings.Cut(u, ":"); !contains(k.Schemes, scheme) {
+				t.Errorf("row %q: example URL %q is not one of its schemes", k.Name, u)
+			}
+		}
+	}
+}
+
+// TestMigrateFollowsTable checks that every store without a migration says
+// so with ErrNoMigration, before contacting anything.
+func TestMigrateFollowsTable(t *testing.T) {
+	for _, k := range Stores() {
+		if k.Migrate != nil {
+			continue
+		}
+		err := Migrate(context.Background(), k.Schemes[0]+"://127.0.0.1:1")
+		if !errors.Is(err, ErrNoMigration) || !strings.Contains(err.Error(), k.Name) {
+			t.Errorf("Migrate(%s://...) = %v; want ErrNoMigration naming %s", k.Schemes[0], err, k.Name)
+		}
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
