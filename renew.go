@@ -12,37 +12,14 @@ import (
 func (l *Lease) run(batched bool) {
 	defer close(l.exited)
 	defer l.c.forget(l)
-	o := &l.c.opts
 	rctx, rcancel := context.WithCancel(context.Background())
 	defer rcancel()
-
-	deadline := o.Clock.NewTimer(l.Deadline().Sub(o.Clock.Now()))
-	defer func() { deadline.Stop() }()
-	var renewC <-chan time.Time
-	var renewT Timer
-	// retry schedules this lease's own renewal in d; schedule does so only
-	// for a lease that no batch group renews.
-	retry := func(d time.Duration) {
-		if renewT != nil {
-			renewT.Stop()
-		}
-		renewT = o.Clock.NewTimer(d)
-		renewC = renewT.C()
-	}
-	schedule := func(d time.Duration) {
-		if !batched {
-			retry(d)
-		}
-	}
-	defer func() {
-		if renewT != nil {
-			renewT.Stop()
-		}
-	}()
-	interval := time.Duration(float64(l.ttl) * o.RenewFraction)
-	schedule(jitter(interval, renewJitter))
+	t := &runTimers{clock: l.c.opts.Clock, batched: batched}
+	t.deadline = t.clock.NewTimer(l.Deadline().Sub(t.clock.Now()))
+	defer t.stop()
+	interval := time.Duration(float64(l.ttl) * l.c.opts.RenewFraction)
+	t.schedule(jitter(interval, renewJitter))
 	failures := 0
-
 	for {
 		select {
 		case <-l.stop:
@@ -50,47 +27,95 @@ func (l *Lease) run(batched bool) {
 		case <-l.grant.Lost:
 			l.lose(fmt.Errorf("%w: the store reported the grant gone", ErrNotHeld))
 			return
-		case <-deadline.C():
+		case <-t.deadline.C():
 			l.lose(ErrExpired)
 			return
-		case <-renewC:
-			renewC = nil
+		case <-t.renewC:
+			t.renewC = nil
 			go l.renewOnce(rctx)
 		case r := <-l.results:
 			switch {
 			case r.err == nil:
 				failures = 0
-				l.mu.Lock()
-				if d := r.sent.Add(o.HoldFor(l.ttl)); d.After(l.deadline) {
-					l.deadline = d
-				}
-				next := l.deadline
-				l.mu.Unlock()
-				deadline.Stop()
-				deadline = o.Clock.NewTimer(next.Sub(o.Clock.Now()))
-				schedule(jitter(interval, renewJitter))
+				t.resetDeadline(l.extend(r.sent))
+				t.schedule(jitter(interval, renewJitter))
 			case errors.Is(r.err, ErrNotHeld):
 				l.lose(r.err)
 				return
 			default:
-				// Ambiguous or transient: not extended, not lost. Retry
-				// until the deadline settles it: on its own, unless the
-				// whole batch failed (the batch group retries that).
 				failures++
-				left := l.Remaining()
-				if o.OnJeopardy != nil {
-					// On its own goroutine: a callback that blocks (or
-					// calls Release) must never delay the deadline.
-					go o.OnJeopardy(Jeopardy{Key: l.grant.Key, Token: l.grant.Token, Remaining: left, Err: r.err})
-				}
-				d := min(o.Backoff.Delay(failures), max(left/4, time.Millisecond))
-				if r.wholeBatch {
-					schedule(d)
-				} else {
-					retry(d)
-				}
+				l.jeopardy(r, failures, t)
 			}
 		}
+	}
+}
+
+// extend moves the holder's deadline to sent + HoldFor(TTL) after a
+// renewal sent at sent succeeded, and returns the deadline.
+func (l *Lease) extend(sent time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d := sent.Add(l.c.opts.HoldFor(l.ttl)); d.After(l.deadline) {
+		l.deadline = d
+	}
+	return l.deadline
+}
+
+// jeopardy handles a renewal that failed ambiguously or transiently: not
+// extended, not lost. It retries until the deadline settles it: on its own,
+// unless the whole batch failed (the batch group retries that).
+func (l *Lease) jeopardy(r renewResult, failures int, t *runTimers) {
+	o := &l.c.opts
+	left := l.Remaining()
+	if o.OnJeopardy != nil {
+		// On its own goroutine: a callback that blocks (or calls Release)
+		// must never delay the deadline.
+		go o.OnJeopardy(Jeopardy{Key: l.grant.Key, Token: l.grant.Token, Remaining: left, Err: r.err})
+	}
+	d := min(o.Backoff.Delay(failures), max(left/4, time.Millisecond))
+	if r.wholeBatch {
+		t.schedule(d)
+	} else {
+		t.retry(d)
+	}
+}
+
+// runTimers are run's two timers: the holder's deadline and the lease's
+// own next renewal.
+type runTimers struct {
+	clock    Clock
+	batched  bool // a batch group schedules the renewals
+	deadline Timer
+	renewT   Timer
+	renewC   <-chan time.Time
+}
+
+// retry schedules this lease's own renewal in d.
+func (t *runTimers) retry(d time.Duration) {
+	if t.renewT != nil {
+		t.renewT.Stop()
+	}
+	t.renewT = t.clock.NewTimer(d)
+	t.renewC = t.renewT.C()
+}
+
+// schedule schedules the next renewal in d, for a lease that no batch group
+// renews.
+func (t *runTimers) schedule(d time.Duration) {
+	if !t.batched {
+		t.retry(d)
+	}
+}
+
+func (t *runTimers) resetDeadline(at time.Time) {
+	t.deadline.Stop()
+	t.deadline = t.clock.NewTimer(at.Sub(t.clock.Now()))
+}
+
+func (t *runTimers) stop() {
+	t.deadline.Stop()
+	if t.renewT != nil {
+		t.renewT.Stop()
 	}
 }
 
