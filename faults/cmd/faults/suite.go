@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/report"
 )
 
 type task struct {
@@ -26,7 +28,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("suite", flag.ExitOnError)
 	short := fs.Bool("short", false, "CI mode: one pass of every fault class per store, and the mutation run")
 	long := fs.Bool("long", false, "long mode: 20 runs x 300 s per store, and one mutation run per store")
-	stores := fs.String("stores", strings.Join(faults.BackendNames, ","), "stores to run")
+	stores := fs.String("stores", strings.Join(harness.BackendNames, ","), "stores to run")
 	runs := fs.Int("runs", 0, "runs per store (default: 1 short, 20 long)")
 	seconds := fs.Int("seconds", -1, "seconds per run (default: one pass short, 300 long)")
 	seed := fs.Uint64("seed", 0, "first seed (default: from the clock); run i uses seed+i")
@@ -69,7 +71,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	}
 	names := strings.Split(*stores, ",")
 	for _, n := range names {
-		if _, err := faults.NewBackend(n); err != nil {
+		if _, err := harness.NewBackend(n); err != nil {
 			return 0, err
 		}
 	}
@@ -113,9 +115,9 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	}
 	var (
 		mu      sync.Mutex
-		results []*faults.RunResult
-		stalls  []*faults.StallResult
-		clis    []*faults.CLIResult
+		results []*check.RunResult
+		stalls  []*check.StallResult
+		clis    []*check.CLIResult
 		errs    = map[string][]string{}
 		kept    []string
 	)
@@ -126,7 +128,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		}
 		defer jl.Close()
 	}
-	record := func(rec faults.Record) {
+	record := func(rec report.Record) {
 		if jl != nil {
 			b, _ := json.Marshal(rec)
 			_, _ = jl.Write(append(b, '\n'))
@@ -151,13 +153,13 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 						msg := fmt.Sprintf("W7 seed %d: %v", tk.seed, err)
 						errs[tk.store] = append(errs[tk.store], msg)
 						if ctx.Err() == nil {
-							record(faults.Record{Store: tk.store, Error: msg})
+							record(report.Record{Store: tk.store, Error: msg})
 						}
 						logf("%s W7 seed %d: ERROR %v", tk.store, tk.seed, err)
 					} else {
 						stalls = append(stalls, r)
-						record(faults.Record{Store: r.Store, Stall: r})
-						fmt.Println(faults.StallSummary(r))
+						record(report.Record{Store: r.Store, Stall: r})
+						fmt.Println(report.StallSummary(r))
 						_ = os.RemoveAll(dir)
 					}
 					mu.Unlock()
@@ -170,14 +172,14 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 					msg := fmt.Sprintf("seed %d: %v", tk.seed, err)
 					errs[tk.store] = append(errs[tk.store], msg)
 					if ctx.Err() == nil {
-						record(faults.Record{Store: tk.store, Error: msg})
+						record(report.Record{Store: tk.store, Error: msg})
 					}
 					kept = append(kept, dir)
 					logf("%s seed %d: ERROR %v (kept %s)", tk.store, tk.seed, err, dir)
 				default:
 					results = append(results, r)
-					record(faults.Record{Store: r.Store, Result: r})
-					fmt.Println(faults.Summary(r))
+					record(report.Record{Store: r.Store, Result: r})
+					fmt.Println(report.Summary(r))
 					if len(r.Missed) > 0 || len(r.Invalid) > 0 {
 						kept = append(kept, dir)
 						fmt.Println("  run directory kept:", dir)
@@ -199,15 +201,15 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 				msg := fmt.Sprintf("cli seed %d: %v", *seed, err)
 				errs[n] = append(errs[n], msg)
 				if ctx.Err() == nil {
-					record(faults.Record{Store: n, Error: msg})
+					record(report.Record{Store: n, Error: msg})
 				}
 				kept = append(kept, dir)
 				logf("%s cli seed %d: ERROR %v (kept %s)", n, *seed, err, dir)
 				return
 			}
 			clis = append(clis, r)
-			record(faults.Record{Store: n, CLI: r})
-			fmt.Println(faults.CLISummary(r))
+			record(report.Record{Store: n, CLI: r})
+			fmt.Println(report.CLISummary(r))
 			if len(r.Missed) > 0 || len(r.Invalid) > 0 {
 				kept = append(kept, dir)
 				fmt.Println("  run directory kept:", dir)
@@ -220,12 +222,12 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	sums := faults.Aggregate(results, errs)
+	sums := report.Aggregate(results, errs, harness.BackendNames)
 	cmdline := *command
 	if cmdline == "" {
 		cmdline = "./scripts/faults --" + mode
 	}
-	md := faults.Markdown(sums, stalls, mode, cmdline, time.Now()) + faults.CLIMarkdown(clis)
+	md := report.Markdown(sums, stalls, mode, cmdline, time.Now()) + report.CLIMarkdown(clis, harness.BackendNames)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
 			return 0, err
@@ -253,7 +255,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		fmt.Println()
 	}
 	if len(stalls) > 0 {
-		safe, control, failed := faults.StallVerdicts(stalls)
+		safe, control, failed := report.StallVerdicts(stalls)
 		status := "ok"
 		if failed {
 			status, code = "FAILED", 1
@@ -276,13 +278,13 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	return code, nil
 }
 
-func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Duration, secs int) (*faults.RunResult, string, error) {
+func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Duration, secs int) (*check.RunResult, string, error) {
 	kind := "run"
 	if tk.mutation {
 		kind = "mutation"
 	}
 	dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", tk.store, kind, tk.seed))
-	b, err := faults.NewBackend(tk.store)
+	b, err := harness.NewBackend(tk.store)
 	if err != nil {
 		return nil, dir, err
 	}
@@ -290,7 +292,7 @@ func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Dur
 	if tk.mutation {
 		d = 0
 	}
-	r, err := faults.Run(ctx, faults.RunConfig{
+	r, err := harness.Run(ctx, harness.RunConfig{
 		Backend: b, Open: open, HolderCmd: hc, Dir: dir, TTL: ttl, Duration: d,
 		Seed: tk.seed, Mutation: tk.mutation,
 		Log: func(format string, a ...any) { logf("[%s %d] "+format, append([]any{tk.store, tk.seed}, a...)...) },
