@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasehold-go/leasehold/internal/testserver"
+
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/history"
@@ -56,7 +58,7 @@ type cliSlot struct {
 	proxies []*Proxy
 	mu      sync.Mutex
 	gen     int
-	proc    *Proc
+	proc    *testserver.Process
 	child   string // id of the command of the current generation
 }
 
@@ -69,7 +71,7 @@ type cliRun struct {
 	slots []*cliSlot
 	store leasehold.Store // the harness's own handle, to see who holds the key
 	rng   *rand.Rand      // the schedule's
-	procs Procs
+	procs procSet
 }
 
 // RunCLI runs the CLI workload once: it starts the store, the resource
@@ -125,7 +127,7 @@ func RunCLI(ctx context.Context, cfg CLIConfig) (res *check.CLIResult, err error
 
 // close stops every process, proxy and server the run started.
 func (r *cliRun) close() error {
-	r.procs.KillAll()
+	r.procs.killAll()
 	for _, s := range r.slots {
 		for _, p := range s.proxies {
 			p.Close()

@@ -22,7 +22,7 @@ func buildLeasehold(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "leasehold")
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	build := exec.Command(goBin, "build", "-o", bin, "./leasehold")
-	build.Dir = filepath.Join("..", "cmd")
+	build.Dir = filepath.Join("..", "..", "cmd")
 	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build leasehold: %v\n%s", err, out)

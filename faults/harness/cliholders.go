@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasehold-go/leasehold/internal/testserver"
+
 	"github.com/leasehold-go/leasehold/faults/history"
 )
 
@@ -24,18 +26,17 @@ func (r *cliRun) keep(ctx context.Context, s *cliSlot) {
 			sleepCtx(ctx, r.cfg.TTL)
 			continue
 		}
-		select {
-		case <-p.Done():
-			r.rec.Record(history.Event{Kind: history.EvMark, Target: p.Name, Note: "leasehold exited"})
-			sleepCtx(ctx, time.Duration(s.rng.Int64N(int64(r.cfg.TTL/10)+1)))
-		case <-ctx.Done():
+		if !waitExit(ctx, p) {
 			p.Kill()
+			continue
 		}
+		r.rec.Record(history.Event{Kind: history.EvMark, Target: p.Name(), Note: "leasehold exited"})
+		sleepCtx(ctx, time.Duration(s.rng.Int64N(int64(r.cfg.TTL/10)+1)))
 	}
 }
 
 // spawn starts the next generation of slot s.
-func (r *cliRun) spawn(s *cliSlot) (*Proc, error) {
+func (r *cliRun) spawn(s *cliSlot) (*testserver.Process, error) {
 	s.mu.Lock()
 	s.gen++
 	id := fmt.Sprintf("c%d.%d", s.idx, s.gen)
@@ -54,11 +55,11 @@ func (r *cliRun) spawn(s *cliSlot) (*Proc, error) {
 		Work: T / 5, Ops: 20 + int(s.rng.Int64N(10))} // 4-6 x TTL: it outlasts a fault that hits it early
 	argv := []string{r.cfg.Leasehold, "run", "--key", cliKey, "--ttl", T.String(), "--wait", "1h", "--label", fmt.Sprintf("slot%d", s.idx), "--store", url, "--"}
 	argv = append(append(argv, r.cfg.ChildCmd...), child.Args()...)
-	p, err := StartProc(ProcSpec{Name: id, Argv: argv, Env: r.cfg.Env, Log: filepath.Join(r.cfg.Dir, fmt.Sprintf("log-slot%d.txt", s.idx))})
+	p, err := startProc(id, argv, r.cfg.Env, filepath.Join(r.cfg.Dir, fmt.Sprintf("log-slot%d.txt", s.idx)))
 	if err != nil {
 		return nil, err
 	}
-	r.procs.Add(p)
+	r.procs.add(p)
 	s.mu.Lock()
 	s.proc = p
 	s.mu.Unlock()
@@ -81,7 +82,7 @@ func (r *cliRun) holder() (*cliSlot, string, error) {
 				s.mu.Lock()
 				id, p := s.child, s.proc
 				s.mu.Unlock()
-				if p != nil && !p.Exited() && r.wrote(id) {
+				if p != nil && p.Running() && r.wrote(id) {
 					return s, id, nil
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasehold-go/leasehold/internal/testserver"
+
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/history"
@@ -21,7 +23,7 @@ type slot struct {
 	rate    float64
 	long    bool // holds each key until it loses it
 	proxies []*Proxy
-	proc    *Proc
+	proc    *testserver.Process
 	id      string
 }
 
@@ -36,7 +38,7 @@ type harness struct {
 	slots      []*slot
 	extra      *slot // the slow-clock holder's slot (F12)
 	reads      chan history.Event
-	procs      Procs
+	procs      procSet
 	notes      []string
 	bound      float64      // takeover bound, x TTL
 	pass       int          // the schedule's current pass
@@ -179,11 +181,11 @@ func (h *harness) spawn(s *slot) error {
 		hc.OpsMin, hc.OpsMax = 1000, 1000
 	}
 	argv := append(append([]string(nil), h.cfg.HolderCmd...), hc.Args()...)
-	p, err := StartProc(ProcSpec{Name: s.id, Argv: argv, Env: h.cfg.HolderEnv, Log: filepath.Join(h.cfg.Dir, "log-"+s.id+".txt")})
+	p, err := startProc(s.id, argv, h.cfg.HolderEnv, filepath.Join(h.cfg.Dir, "log-"+s.id+".txt"))
 	if err != nil {
 		return err
 	}
-	h.procs.Add(p)
+	h.procs.add(p)
 	s.proc = p
 	h.rec.Record(history.Event{Kind: history.EvMark, Target: s.id, Note: "spawn"})
 	return nil
@@ -193,7 +195,7 @@ func (h *harness) spawn(s *slot) error {
 // never do), noting it.
 func (h *harness) reviveDead() {
 	for _, s := range h.slots {
-		if s.proc != nil && s.proc.Exited() {
+		if s.proc != nil && !s.proc.Running() {
 			h.notes = append(h.notes, fmt.Sprintf("holder %s exited on its own: %s", s.id, tail(filepath.Join(h.cfg.Dir, "log-"+s.id+".txt"))))
 			_ = h.spawn(s)
 		}
@@ -232,7 +234,7 @@ func (h *harness) warmUp() error {
 			return nil
 		}
 		for _, s := range h.slots {
-			if s.proc.Exited() {
+			if !s.proc.Running() {
 				return fmt.Errorf("holder %s exited during warm-up: %s", s.id, tail(filepath.Join(h.cfg.Dir, "log-"+s.id+".txt")))
 			}
 		}
@@ -267,7 +269,7 @@ func (h *harness) reader(among []*slot, timeout time.Duration) *slot {
 		select {
 		case e := <-h.reads:
 			for _, s := range among {
-				if s.id == e.Target && s.proc != nil && !s.proc.Exited() {
+				if s.id == e.Target && s.proc != nil && s.proc.Running() {
 					return s
 				}
 			}

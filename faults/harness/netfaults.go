@@ -84,7 +84,7 @@ func (h *harness) slowClock() error {
 	}
 	s := h.reader([]*slot{x}, 20*T+5*time.Second)
 	if s == nil {
-		x.proc.Stop(syscall.SIGTERM, 2*time.Second)
+		x.proc.Halt(syscall.SIGTERM, 2*time.Second)
 		h.remark("F12: in some episodes the slow-clock holder never got a key")
 		return nil
 	}
@@ -92,7 +92,7 @@ func (h *harness) slowClock() error {
 	h.cutFor(s)
 	h.fault(check.F12, s.id, "off", "")
 	h.sleep(T)
-	x.proc.Stop(syscall.SIGTERM, 2*time.Second)
+	x.proc.Halt(syscall.SIGTERM, 2*time.Second)
 	h.sleep(h.ttlx(1.5))
 	return nil
 }

@@ -130,7 +130,7 @@ func newHarness(ctx context.Context, cfg RunConfig) *harness {
 
 // close stops every process, proxy and server the run started.
 func (h *harness) close() error {
-	h.procs.KillAll()
+	h.procs.killAll()
 	for _, s := range h.allSlots() {
 		for _, p := range s.proxies {
 			p.Close()

@@ -105,11 +105,10 @@ func (s *stallServer) land(w http.ResponseWriter, q *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// RunStall runs W7 once: it starts the store and the service, runs the
-// writers for cfg.Duration and checks the landing order.
-func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err error) {
+// withDefaults fills in the defaults and checks the required fields.
+func (cfg StallConfig) withDefaults() (StallConfig, error) {
 	if cfg.Backend == nil || cfg.Open == nil || cfg.Dir == "" {
-		return nil, errors.New("faults: StallConfig needs Backend, Open and Dir")
+		return cfg, errors.New("faults: StallConfig needs Backend, Open and Dir")
 	}
 	if cfg.Writers == 0 {
 		cfg.Writers = 4
@@ -126,10 +125,15 @@ func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err
 	if cfg.StallRate == 0 {
 		cfg.StallRate = 0.3
 	}
-	logf := func(format string, a ...any) {
-		if cfg.Log != nil {
-			cfg.Log(format, a...)
-		}
+	return cfg, nil
+}
+
+// RunStall runs W7 once: it starts the store and the service, runs the
+// writers for cfg.Duration and checks the landing order.
+func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err error) {
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	b := cfg.Backend
 	storeDir := filepath.Join(cfg.Dir, "store")
@@ -149,7 +153,6 @@ func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err
 	if err := setUpStore(ctx, cfg.Open, url); err != nil {
 		return nil, err
 	}
-
 	s := &stallServer{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x57a11)), arrived: map[string]uint64{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -158,26 +161,52 @@ func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
 	go func() { defer close(served); _ = srv.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
 
+	res = &check.StallResult{Store: b.Name(), Seed: cfg.Seed, Unsafe: cfg.Unsafe, Writers: cfg.Writers, Keys: len(cfg.Keys)}
+	start := history.Mono()
+	werr := runStallWriters(ctx, cfg, url, "http://"+ln.Addr().String(), res)
+	// Let the stalled handlers land before the check.
+	sctx, scancel := context.WithTimeout(context.Background(), 3*cfg.Timeout+5*time.Second)
+	_ = srv.Shutdown(sctx)
+	scancel()
+	<-served
+	res.Seconds = history.Since(start).Seconds()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res.Landed, res.Stalls, res.Overtaken = len(s.lands), s.stalls, s.overtaken
+	res.StaleLanded, res.Violations = check.StaleLandings(s.lands)
+	check.JudgeStall(res)
+	return res, nil
+}
+
+// runStallWriters runs cfg.Writers writers against the service at base for
+// cfg.Duration, adding up their counts in res.
+func runStallWriters(ctx context.Context, cfg StallConfig, url, base string, res *check.StallResult) error {
 	mode := "default options"
 	if cfg.Unsafe {
 		mode = "UnsafeConcurrent (negative control)"
 	}
-	logf("%s: W7 fence.Middleware with %s, %d writers on %v, %s", b.Name(), mode, cfg.Writers, cfg.Keys, cfg.Duration)
-	res = &check.StallResult{Store: b.Name(), Seed: cfg.Seed, Unsafe: cfg.Unsafe, Writers: cfg.Writers, Keys: len(cfg.Keys)}
-	start := history.Mono()
+	if cfg.Log != nil {
+		cfg.Log("%s: W7 fence.Middleware with %s, %d writers on %v, %s", cfg.Backend.Name(), mode, cfg.Writers, cfg.Keys, cfg.Duration)
+	}
 	wctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
 	var (
-		wg      sync.WaitGroup
-		countMu sync.Mutex
-		werrs   []error
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		werrs []error
 	)
 	for i := range cfg.Writers {
 		wg.Go(func() {
 			c, err := runStallWriter(wctx, cfg, url, base, i)
-			countMu.Lock()
-			defer countMu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
 			res.Sent += c.sent
 			res.Refused += c.refused
 			res.GaveUp += c.gaveUp
@@ -188,26 +217,7 @@ func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err
 		})
 	}
 	wg.Wait()
-	cancel()
-	// Let the stalled handlers land before the check.
-	sctx, scancel := context.WithTimeout(context.Background(), 3*cfg.Timeout+5*time.Second)
-	_ = srv.Shutdown(sctx)
-	scancel()
-	<-served
-	res.Seconds = history.Since(start).Seconds()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if err := errors.Join(werrs...); err != nil {
-		return nil, err
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	res.Landed, res.Stalls, res.Overtaken = len(s.lands), s.stalls, s.overtaken
-	res.StaleLanded, res.Violations = check.StaleLandings(s.lands)
-	check.JudgeStall(res)
-	return res, nil
+	return errors.Join(werrs...)
 }
 
 // setUpStore opens the store once, waiting for it to answer, and runs its

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasehold-go/leasehold/internal/testserver"
+
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/history"
 )
@@ -59,13 +61,13 @@ func (h *harness) restart(c string, wipe bool) error {
 // killEveryHolder SIGKILLs every regular holder at once and respawns them.
 func (h *harness) killEveryHolder(c string) error {
 	var ids []string
-	var ps []*Proc
+	var ps []*testserver.Process
 	for _, s := range h.slots {
 		ids = append(ids, s.id)
 		ps = append(ps, s.proc)
 	}
 	h.fault(c, strings.Join(ids, ","), "on", "SIGKILL of every holder")
-	KillProcs(ps...)
+	testserver.KillAll(ps...)
 	h.fault(c, strings.Join(ids, ","), "off", "")
 	for _, s := range h.slots {
 		if err := h.spawn(s); err != nil {
@@ -124,7 +126,7 @@ func (h *harness) splitMajority() error {
 	if err := h.spawn(x); err != nil {
 		return err
 	}
-	defer x.proc.Stop(syscall.SIGTERM, 2*time.Second)
+	defer x.proc.Halt(syscall.SIGTERM, 2*time.Second)
 	if h.reader([]*slot{x}, 20*T+5*time.Second) == nil {
 		h.remark("F9m: in some episodes the extra holder never got a key")
 		return nil
