@@ -40,4 +40,3 @@ func Quantile(xs []float64, q float64) float64 {
 	}
 	return s[i]
 }
-

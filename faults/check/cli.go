@@ -34,7 +34,6 @@ type CLIResult struct {
 	Dir     string
 }
 
-
 // CLI fills res's counts from the CLI workload's history: the
 // commands' starts and writes (recorded by RunCLIChild) and the resource's
 // refusals. A command's successor is the command with the next higher

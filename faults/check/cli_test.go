@@ -7,7 +7,6 @@ import (
 	"github.com/leasehold-go/leasehold/faults/history"
 )
 
-
 // cliHistory is a synthetic CLI workload history: command a (token 1)
 // writes at the given times, command b (token 2) starts at bStart.
 func cliHistory(aWrites []int64, bStart int64) []history.Event {

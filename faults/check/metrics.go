@@ -3,7 +3,7 @@
 // network code, so that they can be tested on synthetic histories,
 // including histories that must fail.
 //
-// Check runs the main workload's checkers (W1-W5, concurrent holders and
+// Run runs the main workload's checkers (W1-W5, concurrent holders and
 // the accounting of the faults); Linearizable is W2's
 // porcupine check; CLI is the CLI workload's check and StaleLandings
 // W7's. Judge, JudgeCLI and JudgeStall turn the findings into a verdict:

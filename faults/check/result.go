@@ -29,7 +29,6 @@ type RunResult struct {
 	Load [2]float64
 }
 
-
 // Judge decides validity and missed targets.
 func Judge(r *RunResult) {
 	m := r.Metrics
@@ -79,4 +78,3 @@ func Judge(r *RunResult) {
 	}
 	sort.Strings(r.Missed)
 }
-

@@ -9,7 +9,7 @@ import (
 	"github.com/leasehold-go/leasehold/faults/history"
 )
 
-// The late clean-up fault (F5c) replays issue 11's interleaving on a store
+// The late clean-up fault (F5c) targets a store
 // whose acquire, when its reply is lost, clears what it may have taken with
 // a clean-up of its own: the holder's proxy drops the reply of an acquire
 // that the store granted, and holds back the statements the holder sends

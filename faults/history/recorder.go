@@ -95,4 +95,3 @@ func (r *MemRecorder) Events() []Event {
 	defer r.mu.Unlock()
 	return append([]Event(nil), r.events...)
 }
-

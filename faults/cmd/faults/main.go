@@ -1,4 +1,5 @@
-// Command faults is leasehold's fault-injection harness (package faults).
+// Command faults is leasehold's fault-injection harness (packages faults/harness,
+// faults/check and faults/report).
 //
 //	faults run   -store sqlite [-seconds 30] [-seed 1] [-ttl 1s] [-mutation] [-faults F1,F2] [-dir D] [-keep]
 //	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
