@@ -1,63 +1,21 @@
 // Package faults is leasehold's fault-injection harness: it measures what a
-// lease promises under failures, on real stores, with real processes.
+// lease promises under failures, on real stores, with real processes. This
+// package holds no code; the harness is in four packages, from the run's
+// record to its report:
 //
-// A run starts a store (its real server processes, or a file for the
-// embedded store), a protected resource (an HTTP server in the harness
-// process) and a few holder processes (the harness binary re-executed in
-// holder mode). The holders contend for a few keys with a leasehold.Client
-// and, while they hold a key, perform protected operations on the resource:
+//   - history: the events of a run (holder, resource and harness), the
+//     recorders that write them and the files they are kept in, on one
+//     CLOCK_MONOTONIC time line.
+//   - check: the checkers, pure functions from a history to findings and a
+//     verdict (W1-W5, the CLI workload, W7), and the catalogue of fault
+//     classes (check.Faults, check.CLIFaults). No process or network code.
+//   - report: the Markdown report (docs/safety.md) and the one-run
+//     summaries, from results or from the suite's results files.
+//   - harness: the backends (one per store, BackendNames and NewBackend),
+//     the table of fault injectors, the holder processes, the fault proxy,
+//     the protected resource, and the runs (Run, RunCLI, RunStall).
 //
-//   - W1, an unfenced read-modify-write counter: the negative control. Under
-//     pauses longer than the TTL it must show overlaps and lost updates, or
-//     the harness cannot see what it claims to catch.
-//   - W2, a fenced register: every write carries the lease's token
-//     (fence.Header) and the resource admits it only if the token is at
-//     least the highest it has admitted (fence.Middleware over a guard).
-//
-// A separate workload, W7 (RunStall), tests fence.Middleware itself: writers
-// lease keys from the store and send fenced writes over HTTP to a service
-// whose handler stalls at random after the admission, longer than the
-// writer waits, so that the next writer arrives with a higher token while
-// the stalled write is pending. With the default options no write may land
-// below a write already landed; with UnsafeConcurrent (the negative
-// control) some must, or the run is invalid.
-//
-// Meanwhile the harness injects faults: holder pauses (SIGSTOP) shorter than
-// the renew margin and of 1-3 x TTL, holder kills and respawns, a TCP proxy
-// between each holder and the store that adds latency beyond the TTL, drops
-// replies after the request went through, resets connections and partitions,
-// drops a granted acquire's reply and holds back the clean-up the store then
-// sends until a retry of the holder has won the key again (PostgreSQL's
-// lease rows: the late clean-up must not clear the later grant),
-// store pauses, store kills and restarts (Redis also without persistence),
-// the kill of an etcd cluster's leader, Redlock's split majority (a master
-// restarted empty while a holder's grant lives on a bare majority), a step
-// of the Redis server's wall clock (libfaketime, or where that fails the
-// harness's own LD_PRELOAD library), and a holder clock that runs slow (an
-// injected leasehold.Clock). Every acquire, renew, release, loss signal
-// and protected operation is recorded with CLOCK_MONOTONIC timestamps, which
-// are system-wide on Linux, so holder, resource and harness events share one
-// time line.
-//
-// The checkers (Check) then report stale-token writes the resource accepted
-// (an exact scan of the resource's admission order, and a linearizability
-// check of the holders' view with porcupine), tokens that went backwards or
-// repeated, concurrent holders (a lease accepted while another holder's
-// lease on the key was still within its own deadline), protected operations
-// issued after the holder's own loss signal or deadline, takeover time after
-// a kill as a ratio of the TTL, keys still stuck after the faults healed,
-// and the unfenced counter's overlaps and lost updates.
-// A run whose pauses never produced a stale write attempt, or whose late
-// clean-ups never followed a retry that won the key, is invalid, not a pass;
-// concurrent holders under the late clean-up are a missed target. A mutation run disables the fence check and must be reported as a
-// violation every time.
-//
-// A second workload (RunCLI) checks the rule of the leasehold command's run:
-// its holders are leasehold run processes, the protected writes come from
-// the command they run, and the faults (SIGSTOP and SIGKILL of the
-// leasehold process, renewals that stall) must never let a command write
-// after the next holder's grant.
-//
-// The command in cmd/faults runs it; scripts/faults is the entry point
-// (--short for CI, --long to regenerate docs/safety.md).
+// The command in cmd/faults runs them; scripts/faults is the entry point
+// (--short for CI, --long to regenerate docs/safety.md). What each workload
+// and fault is, and how a run goes, is in package harness's documentation.
 package faults

@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/storeurl v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
@@ -25,6 +25,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/leasehold-go/leasehold/etcd v0.0.0-00010101000000-000000000000 // indirect
+	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000 // indirect
 	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000 // indirect
 	github.com/leasehold-go/leasehold/redis/goredis v0.0.0-00010101000000-000000000000 // indirect
 	github.com/leasehold-go/leasehold/sqlite v0.0.0-00010101000000-000000000000 // indirect
@@ -53,6 +54,7 @@ require (
 replace (
 	github.com/leasehold-go/leasehold => ../
 	github.com/leasehold-go/leasehold/etcd => ../etcd
+	github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver
 	github.com/leasehold-go/leasehold/postgres => ../postgres
 	github.com/leasehold-go/leasehold/redis => ../redis
 	github.com/leasehold-go/leasehold/redis/goredis => ../redis/goredis

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/report"
 )
 
 // cliCmd runs the CLI workload once: faults cli -store NAME [-seconds S]
@@ -43,15 +45,15 @@ func cliCmd(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Println(faults.CLISummary(r))
+	fmt.Println(report.CLISummary(r))
 	if len(r.Missed) > 0 || len(r.Invalid) > 0 {
 		return 1, nil
 	}
 	return 0, nil
 }
 
-func runCLI(ctx context.Context, store string, seed uint64, ttl, d time.Duration, bin, dir string) (*faults.CLIResult, error) {
-	b, err := faults.NewBackend(store)
+func runCLI(ctx context.Context, store string, seed uint64, ttl, d time.Duration, bin, dir string) (*check.CLIResult, error) {
+	b, err := harness.NewBackend(store)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func runCLI(ctx context.Context, store string, seed uint64, ttl, d time.Duration
 	if err != nil {
 		return nil, err
 	}
-	return faults.RunCLI(ctx, faults.CLIConfig{
+	return harness.RunCLI(ctx, harness.CLIConfig{
 		Backend: b, Open: open, Leasehold: bin, ChildCmd: []string{exe, "cli-child"}, Dir: dir,
 		TTL: ttl, Duration: d, Seed: seed,
 		Log: func(format string, a ...any) { logf("[%s cli %d] "+format, append([]any{store, seed}, a...)...) },

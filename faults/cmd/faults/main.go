@@ -1,4 +1,5 @@
-// Command faults is leasehold's fault-injection harness (package faults).
+// Command faults is leasehold's fault-injection harness (packages faults/harness,
+// faults/check and faults/report).
 //
 //	faults run   -store sqlite [-seconds 30] [-seed 1] [-ttl 1s] [-mutation] [-faults F1,F2] [-dir D] [-keep]
 //	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
@@ -19,7 +20,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/faults/harness"
 )
 
 func main() {
@@ -28,7 +29,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if os.Getenv(faults.EnvNoInterrupt) == "1" && os.Args[1] != "holder" {
+	if os.Getenv(harness.EnvNoInterrupt) == "1" && os.Args[1] != "holder" {
 		// A long run on a shared machine: log stray SIGINT, SIGTERM and
 		// SIGHUP instead of stopping (only SIGKILL stops it then).
 		stop()
@@ -37,7 +38,7 @@ func main() {
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		go func() {
 			for sig := range ch {
-				logf("ignored signal %v (%s is set)", sig, faults.EnvNoInterrupt)
+				logf("ignored signal %v (%s is set)", sig, harness.EnvNoInterrupt)
 			}
 		}()
 	}
@@ -46,17 +47,17 @@ func main() {
 	switch os.Args[1] {
 	case "holder":
 		stop() // the holder handles its own signals
-		var cfg faults.HolderConfig
-		cfg, err = faults.ParseHolderArgs(os.Args[2:])
+		var cfg harness.HolderConfig
+		cfg, err = harness.ParseHolderArgs(os.Args[2:])
 		if err == nil {
-			err = faults.RunHolder(context.Background(), cfg, open)
+			err = harness.RunHolder(context.Background(), cfg, open)
 		}
 	case "cli-child":
 		stop()
-		var cfg faults.CLIChildConfig
-		cfg, err = faults.ParseCLIChildArgs(os.Args[2:])
+		var cfg harness.CLIChildConfig
+		cfg, err = harness.ParseCLIChildArgs(os.Args[2:])
 		if err == nil {
-			err = faults.RunCLIChild(cfg)
+			err = harness.RunCLIChild(cfg)
 		}
 	case "run":
 		code, err = runCmd(ctx, os.Args[2:])
@@ -71,7 +72,7 @@ func main() {
 	default:
 		usage()
 	}
-	faults.CleanupClockProbe()
+	harness.CleanupClockProbe()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		os.Exit(2)

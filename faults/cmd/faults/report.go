@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/report"
 )
 
 // reportCmd renders a suite's results file as the safety table, without
@@ -32,24 +34,24 @@ func reportCmd(args []string) (int, error) {
 		return 0, fmt.Errorf("report: give the results file(s): -json FILE or FILE...")
 	}
 	var (
-		rs     []*faults.RunResult
-		stalls []*faults.StallResult
-		clis   []*faults.CLIResult
+		rs     []*check.RunResult
+		stalls []*check.StallResult
+		clis   []*check.CLIResult
 		errs   = map[string][]string{}
 		newest time.Time
 	)
 	for _, path := range paths {
-		r, e, err := faults.ReadRecords(path)
+		r, e, err := report.ReadRecords(path)
 		if err != nil {
 			return 0, err
 		}
 		rs = append(rs, r...)
-		w7, err := faults.ReadStallRecords(path)
+		w7, err := report.ReadStallRecords(path)
 		if err != nil {
 			return 0, err
 		}
 		stalls = append(stalls, w7...)
-		c, err := faults.ReadCLIRecords(path)
+		c, err := report.ReadCLIRecords(path)
 		if err != nil {
 			return 0, err
 		}
@@ -65,8 +67,8 @@ func reportCmd(args []string) (int, error) {
 			newest = st.ModTime()
 		}
 	}
-	sums := faults.Aggregate(rs, errs)
-	md := faults.Markdown(sums, stalls, *mode, *command, newest) + faults.CLIMarkdown(clis)
+	sums := report.Aggregate(rs, errs, harness.BackendNames)
+	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames)
 	if *out == "" {
 		fmt.Print(md)
 	} else if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
@@ -78,7 +80,7 @@ func reportCmd(args []string) (int, error) {
 			code = 1
 		}
 	}
-	if _, _, failed := faults.StallVerdicts(stalls); failed {
+	if _, _, failed := report.StallVerdicts(stalls); failed {
 		code = 1
 	}
 	return code, nil

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/report"
 )
 
-func storeNames() string { return strings.Join(faults.BackendNames, ", ") }
+func storeNames() string { return strings.Join(harness.BackendNames, ", ") }
 
 func logf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", a...)
@@ -39,7 +40,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	dir := fs.String("dir", "", "run directory (default: a temporary one)")
 	keep := fs.Bool("keep", false, "keep the run directory")
 	_ = fs.Parse(args)
-	b, err := faults.NewBackend(*store)
+	b, err := harness.NewBackend(*store)
 	if err != nil {
 		return 0, err
 	}
@@ -62,7 +63,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if *only != "" {
 		fl = strings.Split(*only, ",")
 	}
-	r, err := faults.Run(ctx, faults.RunConfig{
+	r, err := harness.Run(ctx, harness.RunConfig{
 		Backend: b, Open: open, HolderCmd: hc, Dir: filepath.Clean(d),
 		TTL: *ttl, Duration: time.Duration(*seconds) * time.Second, Seed: *seed,
 		Mutation: *mutation, Faults: fl, Log: logf,
@@ -74,7 +75,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		}
 		return 0, err
 	}
-	fmt.Println(faults.Summary(r))
+	fmt.Println(report.Summary(r))
 	if len(r.Missed) > 0 || len(r.Invalid) > 0 {
 		return 1, nil
 	}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/report"
 )
 
 // stallCmd runs W7, fence.Middleware under stalled writers, twice: with the
@@ -36,7 +38,7 @@ func stallCmd(ctx context.Context, args []string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		fmt.Println(faults.StallSummary(r))
+		fmt.Println(report.StallSummary(r))
 		if len(r.Missed) > 0 || len(r.Invalid) > 0 {
 			code = 1
 		}
@@ -44,12 +46,12 @@ func stallCmd(ctx context.Context, args []string) (int, error) {
 	return code, nil
 }
 
-func runStall(ctx context.Context, store, dir string, seed uint64, unsafe bool, writers, seconds int) (*faults.StallResult, error) {
-	b, err := faults.NewBackend(store)
+func runStall(ctx context.Context, store, dir string, seed uint64, unsafe bool, writers, seconds int) (*check.StallResult, error) {
+	b, err := harness.NewBackend(store)
 	if err != nil {
 		return nil, err
 	}
-	return faults.RunStall(ctx, faults.StallConfig{
+	return harness.RunStall(ctx, harness.StallConfig{
 		Backend: b, Open: open, Dir: dir, Unsafe: unsafe, Writers: writers,
 		Duration: time.Duration(seconds) * time.Second, Seed: seed,
 		Log: func(format string, a ...any) { logf("[%s %d W7] "+format, append([]any{store, seed}, a...)...) },

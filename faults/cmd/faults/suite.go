@@ -11,9 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults"
+	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/report"
 )
 
+// task is one run of the suite.
 type task struct {
 	store    string
 	seed     uint64
@@ -22,11 +25,32 @@ type task struct {
 	unsafe   bool // W7's negative control (UnsafeConcurrent)
 }
 
-func suiteCmd(ctx context.Context, args []string) (int, error) {
+// suiteConfig is the suite's command line, with the mode's defaults
+// applied.
+type suiteConfig struct {
+	mode      string // "short" or "long"
+	stores    string // as given, for the log
+	names     []string
+	nRuns     int
+	secs      int
+	ttl       time.Duration
+	mutStores string
+	w7        int
+	seed      uint64
+	cliNames  []string
+	lhBin     string
+	out       string
+	jsonOut   string
+	parallel  int
+	command   string
+}
+
+// parseSuite reads the suite's flags.
+func parseSuite(args []string) (suiteConfig, error) {
 	fs := flag.NewFlagSet("suite", flag.ExitOnError)
 	short := fs.Bool("short", false, "CI mode: one pass of every fault class per store, and the mutation run")
 	long := fs.Bool("long", false, "long mode: 20 runs x 300 s per store, and one mutation run per store")
-	stores := fs.String("stores", strings.Join(faults.BackendNames, ","), "stores to run")
+	stores := fs.String("stores", strings.Join(harness.BackendNames, ","), "stores to run")
 	runs := fs.Int("runs", 0, "runs per store (default: 1 short, 20 long)")
 	seconds := fs.Int("seconds", -1, "seconds per run (default: one pass short, 300 long)")
 	seed := fs.Uint64("seed", 0, "first seed (default: from the clock); run i uses seed+i")
@@ -41,199 +65,270 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	lhBin := fs.String("leasehold", "", "the leasehold binary for the CLI workload (default: built from ../cmd)")
 	_ = fs.Parse(args)
 	if *short == *long {
-		return 0, fmt.Errorf("suite: give exactly one of -short and -long")
+		return suiteConfig{}, fmt.Errorf("suite: give exactly one of -short and -long")
 	}
-	mode := "short"
-	nRuns, secs, t, mutStores, w7 := 1, 0, 750*time.Millisecond, "sqlite", 10
+	c := suiteConfig{mode: "short", stores: *stores, nRuns: 1, ttl: 750 * time.Millisecond, mutStores: "sqlite", w7: 10,
+		seed: *seed, lhBin: *lhBin, out: *out, jsonOut: *jsonOut, parallel: max(*parallel, 1), command: *command}
 	if *long {
-		mode = "long"
-		nRuns, secs, t, mutStores, w7 = 20, 300, time.Second, *stores, 60
+		c.mode, c.nRuns, c.secs, c.ttl, c.mutStores, c.w7 = "long", 20, 300, time.Second, *stores, 60
 	}
 	if *stallSecs != 0 {
-		w7 = *stallSecs
+		c.w7 = *stallSecs
 	}
 	if *runs > 0 {
-		nRuns = *runs
+		c.nRuns = *runs
 	}
 	if *seconds >= 0 {
-		secs = *seconds
+		c.secs = *seconds
 	}
 	if *ttl > 0 {
-		t = *ttl
+		c.ttl = *ttl
 	}
 	if *mutations != "" {
-		mutStores = *mutations
+		c.mutStores = *mutations
 	}
-	if *seed == 0 {
-		*seed = uint64(time.Now().Unix() % 100000)
+	if c.seed == 0 {
+		c.seed = uint64(time.Now().Unix() % 100000)
 	}
-	names := strings.Split(*stores, ",")
-	for _, n := range names {
-		if _, err := faults.NewBackend(n); err != nil {
-			return 0, err
+	if c.command == "" {
+		c.command = "./scripts/faults --" + c.mode
+	}
+	c.names = strings.Split(*stores, ",")
+	for _, n := range c.names {
+		if _, err := harness.NewBackend(n); err != nil {
+			return c, err
 		}
 	}
-	hc, err := holderCmd()
+	for _, n := range strings.Split(*cliStores, ",") {
+		if n = strings.TrimSpace(n); n != "" && containsName(c.names, n) {
+			c.cliNames = append(c.cliNames, n)
+		}
+	}
+	return c, nil
+}
+
+// plan returns each store's runs: the regular runs, the mutation run, and
+// on sqlite the W7 pair.
+func (c suiteConfig) plan() map[string][]task {
+	perStore := map[string][]task{}
+	for _, n := range c.names {
+		for i := 0; i < c.nRuns; i++ {
+			perStore[n] = append(perStore[n], task{store: n, seed: c.seed + uint64(i)})
+		}
+		if containsName(strings.Split(c.mutStores, ","), n) {
+			perStore[n] = append(perStore[n], task{store: n, seed: c.seed + uint64(c.nRuns), mutation: true})
+		}
+		if n == "sqlite" && c.w7 > 0 {
+			perStore[n] = append(perStore[n], task{store: n, seed: c.seed, stall: true}, task{store: n, seed: c.seed, stall: true, unsafe: true})
+		}
+	}
+	return perStore
+}
+
+// suite is a run of the suite: its configuration and what its runs found.
+type suite struct {
+	cfg  suiteConfig
+	hc   []string // the holder command
+	lh   string   // the leasehold binary, for the CLI workload
+	root string   // the runs' directories
+
+	mu      sync.Mutex
+	results []*check.RunResult
+	stalls  []*check.StallResult
+	clis    []*check.CLIResult
+	errs    map[string][]string
+	kept    []string
+	jl      *os.File // the -json results file
+}
+
+// suiteCmd runs the suite: every store's runs (stores side by side up to
+// -parallel), then the report and a summary; status 1 when a store missed
+// a target it claims or a run was invalid.
+func suiteCmd(ctx context.Context, args []string) (int, error) {
+	cfg, err := parseSuite(args)
 	if err != nil {
 		return 0, err
 	}
-	var cliNames []string
-	for _, n := range strings.Split(*cliStores, ",") {
-		if n = strings.TrimSpace(n); n != "" && containsName(names, n) {
-			cliNames = append(cliNames, n)
-		}
+	s := &suite{cfg: cfg, errs: map[string][]string{}}
+	if s.hc, err = holderCmd(); err != nil {
+		return 0, err
 	}
-	var lh string
-	if len(cliNames) > 0 {
-		bin, cleanup, err := leaseholdBinary(*lhBin)
+	if len(cfg.cliNames) > 0 {
+		bin, cleanup, err := leaseholdBinary(cfg.lhBin)
 		if err != nil {
 			return 0, err
 		}
 		defer cleanup()
-		lh = bin
+		s.lh = bin
 	}
-	root, err := os.MkdirTemp("", "leasehold-faults-")
-	if err != nil {
+	if s.root, err = os.MkdirTemp("", "leasehold-faults-"); err != nil {
 		return 0, err
 	}
-	_ = os.Chmod(root, 0o755)
-	logf("suite (%s): stores %s, %d run(s) x %d s each, TTL %s, seeds from %d, work in %s", mode, *stores, nRuns, secs, t, *seed, root)
-
-	perStore := map[string][]task{}
-	for _, n := range names {
-		for i := 0; i < nRuns; i++ {
-			perStore[n] = append(perStore[n], task{store: n, seed: *seed + uint64(i)})
-		}
-		if containsName(strings.Split(mutStores, ","), n) {
-			perStore[n] = append(perStore[n], task{store: n, seed: *seed + uint64(nRuns), mutation: true})
-		}
-		if n == "sqlite" && w7 > 0 {
-			perStore[n] = append(perStore[n], task{store: n, seed: *seed, stall: true}, task{store: n, seed: *seed, stall: true, unsafe: true})
-		}
-	}
-	var (
-		mu      sync.Mutex
-		results []*faults.RunResult
-		stalls  []*faults.StallResult
-		clis    []*faults.CLIResult
-		errs    = map[string][]string{}
-		kept    []string
-	)
-	var jl *os.File
-	if *jsonOut != "" {
-		if jl, err = os.OpenFile(*jsonOut, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+	_ = os.Chmod(s.root, 0o755)
+	logf("suite (%s): stores %s, %d run(s) x %d s each, TTL %s, seeds from %d, work in %s", cfg.mode, cfg.stores, cfg.nRuns, cfg.secs, cfg.ttl, cfg.seed, s.root)
+	if cfg.jsonOut != "" {
+		if s.jl, err = os.OpenFile(cfg.jsonOut, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 			return 0, err
 		}
-		defer jl.Close()
+		defer s.jl.Close()
 	}
-	record := func(rec faults.Record) {
-		if jl != nil {
-			b, _ := json.Marshal(rec)
-			_, _ = jl.Write(append(b, '\n'))
-		}
-	}
-	sem := make(chan struct{}, max(*parallel, 1))
+	perStore := cfg.plan()
+	sem := make(chan struct{}, cfg.parallel)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for _, n := range names {
+	for _, n := range cfg.names {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			for _, tk := range perStore[n] {
-				if ctx.Err() != nil {
-					return
-				}
-				if tk.stall {
-					dir := filepath.Join(root, fmt.Sprintf("w7-unsafe-%v-%d", tk.unsafe, tk.seed))
-					r, err := runStall(ctx, tk.store, dir, tk.seed, tk.unsafe, 4, w7)
-					mu.Lock()
-					if err != nil {
-						msg := fmt.Sprintf("W7 seed %d: %v", tk.seed, err)
-						errs[tk.store] = append(errs[tk.store], msg)
-						if ctx.Err() == nil {
-							record(faults.Record{Store: tk.store, Error: msg})
-						}
-						logf("%s W7 seed %d: ERROR %v", tk.store, tk.seed, err)
-					} else {
-						stalls = append(stalls, r)
-						record(faults.Record{Store: r.Store, Stall: r})
-						fmt.Println(faults.StallSummary(r))
-						_ = os.RemoveAll(dir)
-					}
-					mu.Unlock()
-					continue
-				}
-				r, dir, err := runOne(ctx, tk, hc, root, t, secs)
-				mu.Lock()
-				switch {
-				case err != nil:
-					msg := fmt.Sprintf("seed %d: %v", tk.seed, err)
-					errs[tk.store] = append(errs[tk.store], msg)
-					if ctx.Err() == nil {
-						record(faults.Record{Store: tk.store, Error: msg})
-					}
-					kept = append(kept, dir)
-					logf("%s seed %d: ERROR %v (kept %s)", tk.store, tk.seed, err, dir)
-				default:
-					results = append(results, r)
-					record(faults.Record{Store: r.Store, Result: r})
-					fmt.Println(faults.Summary(r))
-					if len(r.Missed) > 0 || len(r.Invalid) > 0 {
-						kept = append(kept, dir)
-						fmt.Println("  run directory kept:", dir)
-					} else {
-						_ = os.RemoveAll(dir)
-					}
-				}
-				mu.Unlock()
-			}
-			if !containsName(cliNames, n) || ctx.Err() != nil {
-				return
-			}
-			// The CLI workload: one pass of its faults (a few TTLs each).
-			dir := filepath.Join(root, fmt.Sprintf("%s-cli-%d", n, *seed))
-			r, err := runCLI(ctx, n, *seed, t, time.Duration(secs)*time.Second/10, lh, dir)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				msg := fmt.Sprintf("cli seed %d: %v", *seed, err)
-				errs[n] = append(errs[n], msg)
-				if ctx.Err() == nil {
-					record(faults.Record{Store: n, Error: msg})
-				}
-				kept = append(kept, dir)
-				logf("%s cli seed %d: ERROR %v (kept %s)", n, *seed, err, dir)
-				return
-			}
-			clis = append(clis, r)
-			record(faults.Record{Store: n, CLI: r})
-			fmt.Println(faults.CLISummary(r))
-			if len(r.Missed) > 0 || len(r.Invalid) > 0 {
-				kept = append(kept, dir)
-				fmt.Println("  run directory kept:", dir)
-			} else {
-				_ = os.RemoveAll(dir)
-			}
+			s.runStore(ctx, n, perStore[n])
 		})
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	sums := faults.Aggregate(results, errs)
-	cmdline := *command
-	if cmdline == "" {
-		cmdline = "./scripts/faults --" + mode
+	return s.finish(start)
+}
+
+// record appends rec to the -json results file, if any. s.mu held.
+func (s *suite) record(rec report.Record) {
+	if s.jl != nil {
+		b, _ := json.Marshal(rec)
+		_, _ = s.jl.Write(append(b, '\n'))
 	}
-	md := faults.Markdown(sums, stalls, mode, cmdline, time.Now()) + faults.CLIMarkdown(clis)
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+}
+
+// failed records a run that could not be made. s.mu held.
+func (s *suite) failed(ctx context.Context, store, msg string) {
+	s.errs[store] = append(s.errs[store], msg)
+	if ctx.Err() == nil {
+		s.record(report.Record{Store: store, Error: msg})
+	}
+}
+
+// done keeps dir for inspection if the run missed a target or was
+// invalid, and removes it otherwise. s.mu held.
+func (s *suite) done(dir string, bad bool) {
+	if bad {
+		s.kept = append(s.kept, dir)
+		fmt.Println("  run directory kept:", dir)
+		return
+	}
+	_ = os.RemoveAll(dir)
+}
+
+// runStore runs store n's tasks one after the other, then its CLI workload
+// run if it has one.
+func (s *suite) runStore(ctx context.Context, n string, tasks []task) {
+	for _, tk := range tasks {
+		if ctx.Err() != nil {
+			return
+		}
+		if tk.stall {
+			s.runStall(ctx, tk)
+		} else {
+			s.runTask(ctx, tk)
+		}
+	}
+	if containsName(s.cfg.cliNames, n) && ctx.Err() == nil {
+		s.runCLI(ctx, n)
+	}
+}
+
+// runStall runs one W7 run.
+func (s *suite) runStall(ctx context.Context, tk task) {
+	dir := filepath.Join(s.root, fmt.Sprintf("w7-unsafe-%v-%d", tk.unsafe, tk.seed))
+	r, err := runStall(ctx, tk.store, dir, tk.seed, tk.unsafe, 4, s.cfg.w7)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failed(ctx, tk.store, fmt.Sprintf("W7 seed %d: %v", tk.seed, err))
+		logf("%s W7 seed %d: ERROR %v", tk.store, tk.seed, err)
+		return
+	}
+	s.stalls = append(s.stalls, r)
+	s.record(report.Record{Store: r.Store, Stall: r})
+	fmt.Println(report.StallSummary(r))
+	_ = os.RemoveAll(dir)
+}
+
+// runTask runs one regular or mutation run.
+func (s *suite) runTask(ctx context.Context, tk task) {
+	r, dir, err := runOne(ctx, tk, s.hc, s.root, s.cfg.ttl, s.cfg.secs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failed(ctx, tk.store, fmt.Sprintf("seed %d: %v", tk.seed, err))
+		s.kept = append(s.kept, dir)
+		logf("%s seed %d: ERROR %v (kept %s)", tk.store, tk.seed, err, dir)
+		return
+	}
+	s.results = append(s.results, r)
+	s.record(report.Record{Store: r.Store, Result: r})
+	fmt.Println(report.Summary(r))
+	s.done(dir, len(r.Missed) > 0 || len(r.Invalid) > 0)
+}
+
+// runCLI runs the CLI workload on store n: one pass of its faults (a few
+// TTLs each).
+func (s *suite) runCLI(ctx context.Context, n string) {
+	seed := s.cfg.seed
+	dir := filepath.Join(s.root, fmt.Sprintf("%s-cli-%d", n, seed))
+	r, err := runCLI(ctx, n, seed, s.cfg.ttl, time.Duration(s.cfg.secs)*time.Second/10, s.lh, dir)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failed(ctx, n, fmt.Sprintf("cli seed %d: %v", seed, err))
+		s.kept = append(s.kept, dir)
+		logf("%s cli seed %d: ERROR %v (kept %s)", n, seed, err, dir)
+		return
+	}
+	s.clis = append(s.clis, r)
+	s.record(report.Record{Store: n, CLI: r})
+	fmt.Println(report.CLISummary(r))
+	s.done(dir, len(r.Missed) > 0 || len(r.Invalid) > 0)
+}
+
+// finish writes the report and prints the verdicts; its status is 1 when
+// a store or a workload failed.
+func (s *suite) finish(start time.Time) (int, error) {
+	sums := report.Aggregate(s.results, s.errs, harness.BackendNames)
+	md := report.Markdown(sums, s.stalls, s.cfg.mode, s.cfg.command, time.Now()) + report.CLIMarkdown(s.clis, harness.BackendNames)
+	if s.cfg.out != "" {
+		if err := os.WriteFile(s.cfg.out, []byte(md), 0o644); err != nil {
 			return 0, err
 		}
-		logf("wrote %s", *out)
+		logf("wrote %s", s.cfg.out)
 	}
+	fmt.Printf("\nsuite (%s) finished in %s:\n", s.cfg.mode, time.Since(start).Round(time.Second))
+	code := printStores(sums)
+	if len(s.stalls) > 0 {
+		safe, control, failed := report.StallVerdicts(s.stalls)
+		status := "ok"
+		if failed {
+			status, code = "FAILED", 1
+		}
+		fmt.Printf("  %-18s %s; default options: %s; UnsafeConcurrent: %s\n", "W7 middleware", status, safe, control)
+	}
+	for _, r := range s.clis {
+		status := "ok"
+		if len(r.Missed) > 0 || len(r.Invalid) > 0 {
+			status = "FAILED"
+			code = 1
+		}
+		fmt.Printf("  %-18s %s; writes after the next grant %d\n", r.Store+" (cli)", status, r.AfterGrant)
+	}
+	if len(s.kept) == 0 {
+		_ = os.RemoveAll(s.root)
+	} else {
+		fmt.Println("  run directories kept for inspection under", s.root)
+	}
+	return code, nil
+}
+
+// printStores prints each store's verdict; 1 if one failed.
+func printStores(sums []*report.StoreSummary) int {
 	code := 0
-	fmt.Printf("\nsuite (%s) finished in %s:\n", mode, time.Since(start).Round(time.Second))
 	for _, s := range sums {
 		status := "ok"
 		if s.Failed() {
@@ -252,37 +347,16 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		}
 		fmt.Println()
 	}
-	if len(stalls) > 0 {
-		safe, control, failed := faults.StallVerdicts(stalls)
-		status := "ok"
-		if failed {
-			status, code = "FAILED", 1
-		}
-		fmt.Printf("  %-18s %s; default options: %s; UnsafeConcurrent: %s\n", "W7 middleware", status, safe, control)
-	}
-	for _, r := range clis {
-		status := "ok"
-		if len(r.Missed) > 0 || len(r.Invalid) > 0 {
-			status = "FAILED"
-			code = 1
-		}
-		fmt.Printf("  %-18s %s; writes after the next grant %d\n", r.Store+" (cli)", status, r.AfterGrant)
-	}
-	if len(kept) == 0 {
-		_ = os.RemoveAll(root)
-	} else {
-		fmt.Println("  run directories kept for inspection under", root)
-	}
-	return code, nil
+	return code
 }
 
-func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Duration, secs int) (*faults.RunResult, string, error) {
+func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Duration, secs int) (*check.RunResult, string, error) {
 	kind := "run"
 	if tk.mutation {
 		kind = "mutation"
 	}
 	dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", tk.store, kind, tk.seed))
-	b, err := faults.NewBackend(tk.store)
+	b, err := harness.NewBackend(tk.store)
 	if err != nil {
 		return nil, dir, err
 	}
@@ -290,7 +364,7 @@ func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Dur
 	if tk.mutation {
 		d = 0
 	}
-	r, err := faults.Run(ctx, faults.RunConfig{
+	r, err := harness.Run(ctx, harness.RunConfig{
 		Backend: b, Open: open, HolderCmd: hc, Dir: dir, TTL: ttl, Duration: d,
 		Seed: tk.seed, Mutation: tk.mutation,
 		Log: func(format string, a ...any) { logf("[%s %d] "+format, append([]any{tk.store, tk.seed}, a...)...) },

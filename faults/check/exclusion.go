@@ -1,0 +1,91 @@
+package check
+
+import (
+	"strings"
+	"time"
+
+	"github.com/leasehold-go/leasehold/faults/history"
+)
+
+// checkExclusion counts concurrent holders: a lease a client accepted while
+// another grant of the key was still held by its holder's own rules (its
+// last successful acquire or renew, sent at t, holds until t + TTL*(1-rho)
+// - margin) and had not been released. A correct store never grants a key
+// before the previous grant's TTL has passed by its clock, which is after
+// that deadline; so each one is a store (or its deployment) breaking
+// mutual exclusion: data lost by a restart, a Redlock majority that no
+// longer knows the holder.
+func checkExclusion(evs []history.Event, p Params, m *Metrics) {
+	hold := holdFor(p)
+	type holdRec struct {
+		g     grantID
+		src   string
+		until int64 // holder-side deadline so far
+		ended int64 // release sent (0: not yet)
+	}
+	eps := episodes(evs)
+	live := map[string][]*holdRec{} // key -> grants seen
+	recs := map[grantID]*holdRec{}
+	// A release ends a hold when it is sent (events are in return order),
+	// and a kill ends every hold of the killed process: a dead holder
+	// cannot act on its lease, and a store may free its keys at once.
+	released := map[grantID]int64{}
+	killed := map[string]int64{}
+	for _, ep := range eps {
+		if ep.fault == F3 || ep.fault == F9 {
+			for _, id := range strings.Split(ep.target, ",") {
+				if _, ok := killed[id]; !ok {
+					killed[id] = ep.on
+				}
+			}
+		}
+	}
+	for _, e := range evs {
+		if e.Kind == history.EvStoreRelease {
+			g := grantID{e.Key, e.Owner, e.Token}
+			if t, ok := released[g]; !ok || e.T0 < t {
+				released[g] = e.T0
+			}
+		}
+	}
+	for _, e := range evs {
+		g := grantID{e.Key, e.Owner, e.Token}
+		switch e.Kind {
+		case history.EvStoreAcquire, history.EvStoreRenew:
+			if e.Err != "" || e.Token == 0 {
+				continue
+			}
+			r := recs[g]
+			if r == nil {
+				r = &holdRec{g: g, src: e.Src, ended: released[g]}
+				if k, ok := killed[e.Src]; ok && (r.ended == 0 || k < r.ended) {
+					r.ended = k
+				}
+				recs[g] = r
+				live[e.Key] = append(live[e.Key], r)
+			}
+			if d := e.T0 + hold; d > r.until {
+				r.until = d
+			}
+		case history.EvAcquired:
+			for _, r := range live[e.Key] {
+				if r.g == g || r.until <= e.T {
+					continue
+				}
+				if r.ended != 0 && r.ended <= e.T {
+					continue
+				}
+				m.DoubleGrants++
+				f := "none"
+				for _, ep := range eps {
+					if e.T >= ep.on-int64(p.TTL) && e.T <= ep.off+3*int64(p.TTL) {
+						f = ep.fault
+					}
+				}
+				m.DoubleByFault[f]++
+				m.violate("%s accepted %s (token %d) while %s's grant (token %d) had %s left by its own deadline (fault: %s)",
+					e.Src, e.Key, e.Token, r.src, r.g.token, time.Duration(r.until-e.T), f)
+			}
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package check
+
+// Fault is a fault class the harness injects: its ID, as the histories
+// (history.Event.Fault) and the tables name it, and what it does. The
+// harness's table of injectors (package harness) has one row per class of
+// Faults, in the same order; the report lists the classes from Faults.
+type Fault struct {
+	ID          string
+	Description string
+}
+
+// The main workload's fault IDs.
+const (
+	F1  = "F1"
+	F2  = "F2"
+	F3  = "F3"
+	F4  = "F4"
+	F5  = "F5"
+	F5c = "F5c"
+	F6  = "F6"
+	F7  = "F7"
+	F8  = "F8"
+	F9  = "F9"
+	F9b = "F9b"
+	F9m = "F9m"
+	F10 = "F10"
+	F11 = "F11"
+	F12 = "F12"
+)
+
+// Faults are the main workload's fault classes, in the order of the report.
+var Faults = []Fault{
+	{F1, "holder SIGSTOP for 0.3 x TTL"},
+	{F2, "holder SIGSTOP for 1-3 x TTL, and once per pass for the takeover bound + 1-1.5 x TTL"},
+	{F3, "holder SIGKILL and respawn"},
+	{F4, "replies delayed by 1.5 x TTL"},
+	{F5, "replies dropped after the store applied the request"},
+	{F5c, "an acquire's reply dropped after the store granted it; the statements the holder sent in the next second (its clean-up among them) held back until a retry of the holder won the key again: a late clean-up"},
+	{F6, "partition of a holder from the store for 2 x TTL, then heal"},
+	{F7, "connection resets every TTL/4 for 2 x TTL"},
+	{F8, "store SIGSTOP for 2 x TTL"},
+	{F9, "store SIGKILL and restart"},
+	{F9b, "store SIGKILL and restart without its data"},
+	{F9m, "a holder cut from one master; once that master's copy of its key expired, another master restarted empty (Redlock's split majority)"},
+	{F10, "leader SIGKILL (3-node cluster), restart after 2 x TTL"},
+	{F11, "store server clock step"},
+	{F12, "holder clock 40% slow (injected clock), partitioned for 2 x TTL"},
+}
+
+// The CLI workload's fault IDs.
+const (
+	C1 = "C1"
+	C2 = "C2"
+	C3 = "C3"
+)
+
+// CLIFaults are the CLI workload's fault classes: they hit the leasehold
+// run process of the holder, not the command it runs.
+var CLIFaults = []Fault{
+	{C1, "leasehold SIGSTOP for 1.5-2.5 x TTL"},
+	{C2, "leasehold SIGKILL"},
+	{C3, "the holder's renewals stall for 2 x TTL"},
+}
+
+// Describe returns what fault class id does, from Faults or CLIFaults; ""
+// for an unknown id.
+func Describe(id string) string {
+	for _, f := range append(append([]Fault(nil), Faults...), CLIFaults...) {
+		if f.ID == id {
+			return f.Description
+		}
+	}
+	return ""
+}
+
+// IDs returns the IDs of fs, in order.
+func IDs(fs []Fault) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.ID
+	}
+	return out
+}

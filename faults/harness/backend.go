@@ -1,0 +1,117 @@
+package harness
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"time"
+)
+
+// Backend is a store under test: it starts the store's real servers (or
+// its file), names the store by URL, and stops everything on Close.
+type Backend interface {
+	// Name is the store's row in the safety table.
+	Name() string
+	// Start starts the store with its files under dir.
+	Start(ctx context.Context, dir string) error
+	// Endpoints returns the host:port of each server the holders talk to;
+	// the harness puts a proxy per holder in front of each. Nil: the store
+	// has no network (the embedded store).
+	Endpoints() []string
+	// URL returns the store's URL with eps (proxies, in the order of
+	// Endpoints) in place of the servers' addresses.
+	URL(eps []string) string
+	// Close stops every process the backend started.
+	Close() error
+}
+
+// StorePauser can SIGSTOP and SIGCONT the store's servers (F8).
+type StorePauser interface {
+	PauseStore() error
+	ResumeStore() error
+}
+
+// StoreRestarter can SIGKILL the store's servers and start them again on
+// the same ports and data (F9). With wipe, the data is deleted before the
+// restart: a restart without persistence (F9b).
+type StoreRestarter interface {
+	KillStore() error
+	RestartStore(ctx context.Context, wipe bool) error
+}
+
+// Wiper marks a StoreRestarter whose data loss on restart is a fault worth
+// its own episode (Redis without persistence).
+type Wiper interface{ WipeMeaningful() bool }
+
+// MajorityStore is a store of independent masters where a majority
+// decides (Redlock): it can kill one master and restart it without its
+// data, for the split-majority fault (F9m).
+type MajorityStore interface {
+	KillMaster(i int)
+	RestartMaster(ctx context.Context, i int) error
+}
+
+// LeaderKiller can kill a replicated store's leader and restart it (F10).
+type LeaderKiller interface {
+	KillLeader(ctx context.Context) (string, error)
+	RestartNode(ctx context.Context, node string) error
+}
+
+// ClockStepper can step the store server's wall clock (F11), if
+// CanStepClock says so (else its note says why not).
+type ClockStepper interface {
+	CanStepClock() (bool, string)
+	StepClock(d time.Duration) error
+}
+
+// LateCleanupStore is a store whose acquire, when its reply is lost, sends
+// a clean-up of its own on another connection (F5c). LateCleanup says how
+// to inject that fault, or (ok false) why it does not apply to this store.
+type LateCleanupStore interface {
+	LateCleanup() (f LateCleanup, ok bool, why string)
+}
+
+// LateCleanup describes the late clean-up fault on one store's protocol.
+type LateCleanup struct {
+	// Granted recognises, in a reply chunk from the server, the answer of
+	// an acquire that granted the key: the reply to drop.
+	Granted func(chunk []byte) bool
+	// Runs recognises a request chunk that runs a statement: the chunks
+	// to hold back (a statement's preparation must go through, or the
+	// client never sends the statement itself).
+	Runs func(chunk []byte) bool
+	// Wait is how long the store's client waits for the clean-up's answer
+	// before it gives up (its acquire returns then).
+	Wait time.Duration
+}
+
+// TakeoverBounder states a store's documented takeover bound after a holder
+// dies, as a ratio of ttl, when it is not the default: TTL plus one renew
+// period (4/3 x TTL).
+type TakeoverBounder interface {
+	TakeoverBound(ttl time.Duration) float64
+}
+
+// SQLite is the embedded store: a file, no server. Its "store kill" is the
+// kill of every process using the file at once.
+type SQLite struct{ path string }
+
+// Name implements Backend.
+func (b *SQLite) Name() string { return "sqlite" }
+
+// Start implements Backend.
+func (b *SQLite) Start(_ context.Context, dir string) error {
+	b.path = filepath.Join(dir, "leases.db")
+	return nil
+}
+
+// Endpoints implements Backend: none.
+func (b *SQLite) Endpoints() []string { return nil }
+
+// URL implements Backend.
+func (b *SQLite) URL([]string) string {
+	return (&url.URL{Scheme: "sqlite", Path: filepath.ToSlash(b.path)}).String()
+}
+
+// Close implements Backend.
+func (b *SQLite) Close() error { return nil }

@@ -1,0 +1,52 @@
+package harness
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/leasehold-go/leasehold/faults/check"
+)
+
+// The fault table has one row per class of the catalogue the report lists,
+// in the same order, each with its applicability and its injector.
+func TestFaultTableMatchesCatalogue(t *testing.T) {
+	var ids []string
+	for _, f := range faultTable {
+		ids = append(ids, f.id)
+		if f.applies == nil || f.inject == nil {
+			t.Errorf("%s: no applicability or no injector", f.id)
+		}
+	}
+	if want := check.IDs(check.Faults); !slices.Equal(ids, want) {
+		t.Fatalf("fault table %v, catalogue %v", ids, want)
+	}
+	if _, err := faultByID("F99"); err == nil {
+		t.Error("an unknown class has a row")
+	}
+}
+
+// The embedded store, which has no network and no server process, runs the
+// classes that need neither (F2 twice) and notes why it skips the others.
+func TestClassesOnTheEmbeddedStore(t *testing.T) {
+	h := &harness{cfg: RunConfig{Backend: &SQLite{}}}
+	got := h.classes()
+	want := []string{"F1", "F2", "F2", "F3", "F6", "F9", "F12"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("classes %v, want %v", got, want)
+	}
+	for _, c := range []string{"F4", "F5", "F5c", "F7", "F8", "F9b", "F9m", "F10", "F11"} {
+		found := false
+		for _, n := range h.notes {
+			if len(n) > len(c) && n[:len(c)+2] == c+" (" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no note says why %s is not run: %v", c, h.notes)
+		}
+	}
+	h = &harness{cfg: RunConfig{Backend: &SQLite{}, Faults: []string{"F2", "F8"}}}
+	if got := h.classes(); !slices.Equal(got, []string{"F2"}) || len(h.notes) != 1 {
+		t.Errorf("restricted to F2 and F8: classes %v, notes %v", got, h.notes)
+	}
+}

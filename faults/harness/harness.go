@@ -1,0 +1,290 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/history"
+)
+
+// slot is one holder process, respawned as generations (ids "h<idx>.<gen>").
+type slot struct {
+	idx     int
+	gen     int
+	rate    float64
+	long    bool // holds each key until it loses it
+	proxies []*Proxy
+	proc    *testserver.Process
+	id      string
+}
+
+// harness is the state of one Run.
+type harness struct {
+	cfg        RunConfig
+	ctx        context.Context
+	rec        *history.MemRecorder
+	res        *Resource
+	rng        *rand.Rand
+	url        string
+	slots      []*slot
+	extra      *slot // the slow-clock holder's slot (F12)
+	reads      chan history.Event
+	procs      procSet
+	notes      []string
+	bound      float64      // takeover bound, x TTL
+	pass       int          // the schedule's current pass
+	longPaused map[int]bool // passes that had their long F2 pause
+
+	mu sync.Mutex
+}
+
+func (h *harness) logf(format string, a ...any) {
+	if h.cfg.Log != nil {
+		h.cfg.Log(format, a...)
+	}
+}
+
+// allSlots returns the regular slots and the extra one.
+func (h *harness) allSlots() []*slot {
+	out := append([]*slot(nil), h.slots...)
+	if h.extra != nil {
+		out = append(out, h.extra)
+	}
+	return out
+}
+
+// probeInfo opens the store directly once: it must answer, and it tells
+// the store's bounds and claims.
+func (h *harness) probeInfo() (leasehold.Info, error) {
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	var s leasehold.Store
+	var err error
+	for {
+		// A server that just started may still refuse ("starting up").
+		s, err = h.cfg.Open(ctx, h.url)
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return leasehold.Info{}, fmt.Errorf("open %s: %w", h.url, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	defer s.Close()
+	if m, ok := s.(interface{ Migrate(context.Context) error }); ok {
+		if err := m.Migrate(ctx); err != nil {
+			return leasehold.Info{}, fmt.Errorf("set up store %s: %w", h.url, err)
+		}
+	}
+	if _, err := s.Holder(ctx, h.cfg.Keys[0]); err != nil && !errors.Is(err, leasehold.ErrNotHeld) {
+		return leasehold.Info{}, fmt.Errorf("store %s does not answer: %w", h.url, err)
+	}
+	return s.Info(), nil
+}
+
+// finalProbe acquires every key from the harness after all holders died
+// without releasing: each must be free within the takeover bound plus
+// slack. Its grants join the history for the token checks.
+func (h *harness) finalProbe(bound float64) map[string]error {
+	out := map[string]error{}
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	s, err := h.cfg.Open(ctx, h.url)
+	if err != nil {
+		for _, k := range h.cfg.Keys {
+			out[k] = fmt.Errorf("open store: %w", err)
+		}
+		return out
+	}
+	defer s.Close()
+	ws, _ := WrapStore(s, h.rec)
+	c, err := leasehold.New(ws, &leasehold.Options{TTL: h.cfg.TTL, Label: "harness",
+		Backoff: leasehold.ExpBackoff{Base: 5 * time.Millisecond, Cap: max(h.cfg.TTL/10, 10*time.Millisecond)}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	// Polls with single attempts rather than waiting through the client:
+	// the probe asks whether the key is free, not how the client waits.
+	wait := time.Duration(bound*float64(h.cfg.TTL)) + h.cfg.TTL + time.Second
+	for _, k := range h.cfg.Keys {
+		deadline := time.Now().Add(wait)
+		for {
+			l, err := c.Acquire(ctx, k, leasehold.AcquireOptions{})
+			if err == nil {
+				out[k] = nil
+				_ = l.Release(ctx)
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				out[k] = fmt.Errorf("not acquired within %s after every holder died: %w", wait, err)
+				break
+			}
+			sleepCtx(ctx, max(h.cfg.TTL/20, 5*time.Millisecond))
+		}
+	}
+	return out
+}
+
+func (h *harness) note(class, why string) {
+	h.remark(class + " (" + check.Describe(class) + "): not run: " + why)
+}
+
+// remark adds a note to the run's result, once.
+func (h *harness) remark(n string) {
+	for _, x := range h.notes {
+		if x == n {
+			return
+		}
+	}
+	h.notes = append(h.notes, n)
+}
+
+func (h *harness) sleep(d time.Duration) {
+	sleepCtx(h.ctx, d)
+}
+
+// spawn starts a new generation of s's holder.
+func (h *harness) spawn(s *slot) error {
+	h.mu.Lock()
+	s.gen++
+	s.id = fmt.Sprintf("h%d.%d", s.idx, s.gen)
+	h.mu.Unlock()
+	eps := make([]string, len(s.proxies))
+	for i, p := range s.proxies {
+		eps[i] = p.Addr()
+	}
+	url := h.url
+	if len(eps) > 0 {
+		url = h.cfg.Backend.URL(eps)
+	}
+	hc := HolderConfig{
+		ID: s.id, URL: url, Resource: h.res.URL(), Keys: h.cfg.Keys, TTL: h.cfg.TTL,
+		Work: h.cfg.TTL / 5, OpsMin: 2, OpsMax: 6, Rate: s.rate,
+		History: filepath.Join(h.cfg.Dir, "hist-"+s.id+".jsonl"),
+		Seed:    h.cfg.Seed*1000 + uint64(s.idx)*10 + uint64(s.gen),
+	}
+	if s.long {
+		// The extra holder keeps its key until it loses it, so that it is
+		// still working when its renewals start failing.
+		hc.OpsMin, hc.OpsMax = 1000, 1000
+	}
+	argv := append(append([]string(nil), h.cfg.HolderCmd...), hc.Args()...)
+	p, err := startProc(s.id, argv, h.cfg.HolderEnv, filepath.Join(h.cfg.Dir, "log-"+s.id+".txt"))
+	if err != nil {
+		return err
+	}
+	h.procs.add(p)
+	s.proc = p
+	h.rec.Record(history.Event{Kind: history.EvMark, Target: s.id, Note: "spawn"})
+	return nil
+}
+
+// reviveDead respawns holders that exited on their own (which they should
+// never do), noting it.
+func (h *harness) reviveDead() {
+	for _, s := range h.slots {
+		if s.proc != nil && !s.proc.Running() {
+			h.notes = append(h.notes, fmt.Sprintf("holder %s exited on its own: %s", s.id, tail(filepath.Join(h.cfg.Dir, "log-"+s.id+".txt"))))
+			_ = h.spawn(s)
+		}
+	}
+}
+
+// written returns the keys with an admitted fenced write at or after the
+// monotonic time since.
+func (h *harness) written(since int64) map[string]bool {
+	seen := map[string]bool{}
+	for _, e := range h.rec.Events() {
+		if e.Kind == history.EvAdmit && e.T >= since {
+			seen[e.Key] = true
+		}
+	}
+	return seen
+}
+
+// fencedSince reports whether holder id made a write the fence refused at
+// or after the monotonic time since.
+func (h *harness) fencedSince(id string, since int64) bool {
+	for _, e := range h.rec.Events() {
+		if e.Kind == history.EvFenced && e.Target == id && e.T >= since {
+			return true
+		}
+	}
+	return false
+}
+
+// warmUp waits until every key has seen an admitted fenced write.
+func (h *harness) warmUp() error {
+	deadline := time.Now().Add(10*h.cfg.TTL + 20*time.Second)
+	for {
+		seen := h.written(0)
+		if len(seen) == len(h.cfg.Keys) {
+			return nil
+		}
+		for _, s := range h.slots {
+			if !s.proc.Running() {
+				return fmt.Errorf("holder %s exited during warm-up: %s", s.id, tail(filepath.Join(h.cfg.Dir, "log-"+s.id+".txt")))
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no holder got to write every key within %s (keys written: %v); see %s", 10*h.cfg.TTL+20*time.Second, seen, h.cfg.Dir)
+		}
+		h.sleep(50 * time.Millisecond)
+		if h.ctx.Err() != nil {
+			return h.ctx.Err()
+		}
+	}
+}
+
+// reader waits for the next read of the W1 counter by a holder of the
+// given slots (nil: the regular slots), so that a fault hits a holder that
+// holds a key and is in the middle of an operation.
+func (h *harness) reader(among []*slot, timeout time.Duration) *slot {
+	if among == nil {
+		among = h.slots
+	}
+	for {
+		select {
+		case <-h.reads:
+			continue
+		default:
+		}
+		break
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case e := <-h.reads:
+			for _, s := range among {
+				if s.id == e.Target && s.proc != nil && s.proc.Running() {
+					return s
+				}
+			}
+		case <-t.C:
+			return nil
+		case <-h.ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (h *harness) fault(class, target, phase, note string) {
+	h.rec.Record(history.Event{Kind: history.EvFault, Fault: class, Phase: phase, Target: target, Note: note})
+}
+
+func (h *harness) ttlx(f float64) time.Duration {
+	return time.Duration(f * float64(h.cfg.TTL))
+}

@@ -1,0 +1,46 @@
+package harness
+
+import "encoding/binary"
+
+// The PostgreSQL wire-protocol readers the late clean-up fault (F5c) uses
+// to recognise, in the bytes its proxy forwards, a granted lease-row
+// acquire and a statement being run.
+
+// pgMessages calls f with the type and body of each protocol message in
+// chunk (which starts at a message boundary, as the client and the server
+// take turns), and stops at the first that does not fit.
+func pgMessages(b []byte, f func(typ byte, body []byte)) {
+	for len(b) >= 5 {
+		n := int(binary.BigEndian.Uint32(b[1:5]))
+		if n < 4 || len(b) < 1+n {
+			return
+		}
+		f(b[0], b[5:1+n])
+		b = b[1+n:]
+	}
+}
+
+// grantedLeaseReply reports whether chunk, read from the server, holds the
+// answer of a lease-row acquire that granted the key: a DataRow of four
+// columns whose first (acquired) is true, in binary or text format. Keys
+// whose name is one byte long would look alike in a List reply; the
+// harness's keys are longer.
+func grantedLeaseReply(b []byte) bool {
+	found := false
+	pgMessages(b, func(typ byte, msg []byte) {
+		if typ == 'D' && len(msg) >= 7 {
+			cols := binary.BigEndian.Uint16(msg[:2])
+			l := int32(binary.BigEndian.Uint32(msg[2:6]))
+			found = found || cols == 4 && l == 1 && (msg[6] == 1 || msg[6] == 't')
+		}
+	})
+	return found
+}
+
+// runsStatement reports whether chunk, sent by the client, runs a
+// statement: an Execute of the extended protocol or a simple Query.
+func runsStatement(b []byte) bool {
+	found := false
+	pgMessages(b, func(typ byte, _ []byte) { found = found || typ == 'E' || typ == 'Q' })
+	return found
+}

@@ -1,0 +1,219 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/faults/history"
+)
+
+// errCut is what a call returns when the holder's own partition switch
+// (SetCut) cut it off from the store.
+var errCut = errors.New("faults: holder cut off from the store (in-holder partition)")
+
+// recStore wraps a store: it records every call with its call and return
+// times, and can cut the holder off from the store (every call blocks until
+// the cut heals, then fails as if its connection had been reset). The cut
+// is the partition fault for stores without a network (the embedded store).
+type recStore struct {
+	inner leasehold.Store
+	rec   history.Recorder
+
+	mu  sync.Mutex
+	cut chan struct{} // non-nil while cut; closed when healed
+}
+
+// WrapStore returns s wrapped in a recorder that keeps exactly s's optional
+// capabilities (Notifier, Waiter, BatchRenewer), so the client behaves as
+// it would on s. The second result cuts (true) or heals (false) the
+// holder's link to the store.
+func WrapStore(s leasehold.Store, rec history.Recorder) (leasehold.Store, func(bool)) {
+	r := &recStore{inner: s, rec: rec}
+	n, isN := s.(leasehold.Notifier)
+	w, isW := s.(leasehold.Waiter)
+	b, isB := s.(leasehold.BatchRenewer)
+	np, wp, bp := notifyPart{r, n}, waitPart{r, w}, batchPart{r, b}
+	var out leasehold.Store
+	switch {
+	case isN && isW && isB:
+		out = struct {
+			*recStore
+			notifyPart
+			waitPart
+			batchPart
+		}{r, np, wp, bp}
+	case isN && isW:
+		out = struct {
+			*recStore
+			notifyPart
+			waitPart
+		}{r, np, wp}
+	case isN && isB:
+		out = struct {
+			*recStore
+			notifyPart
+			batchPart
+		}{r, np, bp}
+	case isW && isB:
+		out = struct {
+			*recStore
+			waitPart
+			batchPart
+		}{r, wp, bp}
+	case isN:
+		out = struct {
+			*recStore
+			notifyPart
+		}{r, np}
+	case isW:
+		out = struct {
+			*recStore
+			waitPart
+		}{r, wp}
+	case isB:
+		out = struct {
+			*recStore
+			batchPart
+		}{r, bp}
+	default:
+		out = r
+	}
+	return out, r.setCut
+}
+
+func (r *recStore) setCut(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case on && r.cut == nil:
+		r.cut = make(chan struct{})
+	case !on && r.cut != nil:
+		close(r.cut)
+		r.cut = nil
+	}
+}
+
+// gate blocks while the holder is cut off; it returns errCut if the call
+// was cut (then healed), or ctx's error.
+func (r *recStore) gate(ctx context.Context) error {
+	r.mu.Lock()
+	c := r.cut
+	r.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c:
+		return &leasehold.StoreError{Store: "faults", Op: "call", Err: errCut}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Acquire implements leasehold.Store, recording the call.
+func (r *recStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	t0 := history.Mono()
+	var g leasehold.Grant
+	err := r.gate(ctx)
+	if err == nil {
+		g, err = r.inner.Acquire(ctx, req)
+	}
+	r.rec.Record(history.Event{T0: t0, T: history.Mono(), Kind: history.EvStoreAcquire, Key: req.Key, Owner: req.Owner, Token: g.Token, Err: errString(err)})
+	return g, err
+}
+
+// Renew implements leasehold.Store, recording the call.
+func (r *recStore) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	t0 := history.Mono()
+	out, err := g, r.gate(ctx)
+	if err == nil {
+		out, err = r.inner.Renew(ctx, g)
+	}
+	r.rec.Record(history.Event{T0: t0, T: history.Mono(), Kind: history.EvStoreRenew, Key: g.Key, Owner: g.Owner, Token: g.Token, Err: errString(err)})
+	return out, err
+}
+
+// Release implements leasehold.Store, recording the call.
+func (r *recStore) Release(ctx context.Context, g leasehold.Grant) error {
+	t0 := history.Mono()
+	err := r.gate(ctx)
+	if err == nil {
+		err = r.inner.Release(ctx, g)
+	}
+	r.rec.Record(history.Event{T0: t0, T: history.Mono(), Kind: history.EvStoreRelease, Key: g.Key, Owner: g.Owner, Token: g.Token, Err: errString(err)})
+	return err
+}
+
+// Holder implements leasehold.Store.
+func (r *recStore) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	if err := r.gate(ctx); err != nil {
+		return leasehold.Holder{}, err
+	}
+	return r.inner.Holder(ctx, key)
+}
+
+// Info implements leasehold.Store.
+func (r *recStore) Info() leasehold.Info { return r.inner.Info() }
+
+// Close implements leasehold.Store.
+func (r *recStore) Close() error { return r.inner.Close() }
+
+type notifyPart struct {
+	r *recStore
+	n leasehold.Notifier
+}
+
+// Subscribe implements leasehold.Notifier.
+func (p notifyPart) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return p.n.Subscribe(ctx, key)
+}
+
+type waitPart struct {
+	r *recStore
+	w leasehold.Waiter
+}
+
+// AcquireWait implements leasehold.Waiter, recording the call.
+func (p waitPart) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	t0 := history.Mono()
+	var g leasehold.Grant
+	err := p.r.gate(ctx)
+	if err == nil {
+		g, err = p.w.AcquireWait(ctx, req)
+	}
+	p.r.rec.Record(history.Event{T0: t0, T: history.Mono(), Kind: history.EvStoreAcquire, Key: req.Key, Owner: req.Owner, Token: g.Token, Err: errString(err), Note: "wait"})
+	return g, err
+}
+
+type batchPart struct {
+	r *recStore
+	b leasehold.BatchRenewer
+}
+
+// RenewMany implements leasehold.BatchRenewer, recording each renewal.
+func (p batchPart) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
+	t0 := history.Mono()
+	var res []leasehold.RenewResult
+	err := p.r.gate(ctx)
+	if err == nil {
+		res, err = p.b.RenewMany(ctx, gs)
+	}
+	t := history.Mono()
+	for i, g := range gs {
+		e := err
+		if e == nil && i < len(res) {
+			e = res[i].Err
+		}
+		p.r.rec.Record(history.Event{T0: t0, T: t, Kind: history.EvStoreRenew, Key: g.Key, Owner: g.Owner, Token: g.Token, Err: errString(e), Note: "batch"})
+	}
+	return res, err
+}

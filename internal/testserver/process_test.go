@@ -1,0 +1,114 @@
+package testserver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestFindBinMissingNamesScript(t *testing.T) {
+	_, err := FindBin("leasehold-no-such-server", "nosuch.sh")
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "scripts/install/nosuch.sh") {
+		t.Fatalf("FindBin of a missing binary: %v, want ErrNotInstalled naming the script", err)
+	}
+}
+
+func TestFindBinPrefersBinDir(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LEASEHOLD_BIN", dir)
+	if got, err := FindBin("sh", "x.sh"); err != nil || got != p {
+		t.Fatalf("FindBin(sh) = %q, %v; want %q from $LEASEHOLD_BIN", got, err, p)
+	}
+}
+
+func TestFreePortsDistinct(t *testing.T) {
+	ps, err := FreePorts(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ps {
+		if p == 0 || seen[p] {
+			t.Fatalf("FreePorts(8) = %v: zero or repeated", ps)
+		}
+		seen[p] = true
+	}
+}
+
+// A process that exits at start: ErrExited, with its log in the error.
+func TestExitAtStartShowsLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "out.log")
+	_, err := StartProcess(context.Background(), Spec{
+		Path: "/bin/sh", Args: []string{"-c", "echo boom-from-the-server; exit 3"}, Log: log,
+		Probe: func(context.Context) error { return errors.New("not yet") },
+	})
+	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "boom-from-the-server") {
+		t.Fatalf("start of a process that exits: %v, want ErrExited with its log", err)
+	}
+}
+
+// Stop sends the stop signal first: a shell that traps it exits cleanly;
+// Kill ends a paused process and the children of its group.
+func TestStopKillPause(t *testing.T) {
+	dir := t.TempDir()
+	mark, ready := filepath.Join(dir, "trapped"), filepath.Join(dir, "ready")
+	p, err := StartProcess(context.Background(), Spec{
+		Path: "/bin/sh", Args: []string{"-c", "trap 'touch " + mark + "; exit 0' TERM; touch " + ready + "; while :; do sleep 0.05; done"},
+		Probe: func(context.Context) error { _, err := os.Stat(ready); return err },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Pid()
+	p.Stop()
+	if p.Running() {
+		t.Fatal("running after Stop")
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatalf("Stop did not send SIGTERM first: %v", err)
+	}
+	if err := syscall.Kill(-pid, 0); err == nil {
+		t.Fatal("the process group outlived Stop")
+	}
+
+	p, err = StartProcess(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "sleep 600 & sleep 600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid = p.Pid()
+	if err := p.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	p.Kill()
+	if p.Running() || groupAlive(pid) {
+		t.Fatal("the paused group outlived Kill")
+	}
+	if err := p.Resume(); err == nil {
+		t.Fatal("Resume of a killed process succeeded")
+	}
+}
+
+func TestKillAll(t *testing.T) {
+	var ps []*Process
+	for range 3 {
+		p, err := StartProcess(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "sleep 600"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	KillAll(ps...)
+	for _, p := range ps {
+		if p.Running() {
+			t.Fatal("running after KillAll")
+		}
+	}
+}
