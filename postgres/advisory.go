@@ -2,206 +2,76 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold-go/leasehold"
 )
 
-// Advisory mode: a session-level pg_try_advisory_lock held on a dedicated
-// connection for the lease's life.
-
-// lockID derives the advisory lock id of key: the first 8 bytes of
-// SHA-256(namespace || key) as a signed 64-bit integer, and a 32-bit check
-// (the next 4 bytes, in hex) that the holder publishes so that a colliding
-// key is detected instead of silently sharing the lock.
-func (s *Store) lockID(key string) (id int64, check string) {
-	sum := sha256.Sum256([]byte(s.lockNS + key))
-	return int64(binary.BigEndian.Uint64(sum[:8])), hex.EncodeToString(sum[8:12])
+// AdvisoryStore is the advisory-lock store (Options.Mode Advisory): a
+// session-level pg_try_advisory_lock held on a connection taken from the
+// pool for the lease's life. It writes no rows. Its grants live in the
+// acquiring process (Grant.Private holds the session), and it cannot list
+// (the server knows only the hashes of the keys it locks). Besides
+// leasehold.Store it implements leasehold.Notifier (LISTEN/NOTIFY) and
+// leasehold.BatchRenewer (each lease renewed on its own session). It is safe
+// for concurrent use.
+type AdvisoryStore struct {
+	*core
+	st   advStatements
+	held map[*advLease]struct{} // leases with a live session; guarded by core.mu
 }
 
-// LockID returns the advisory lock id of key in advisory mode: the bigint
-// passed to pg_try_advisory_lock. pg_locks shows it as classid = id >> 32,
+var (
+	_ Store                  = (*AdvisoryStore)(nil)
+	_ leasehold.Store        = (*AdvisoryStore)(nil)
+	_ leasehold.Notifier     = (*AdvisoryStore)(nil)
+	_ leasehold.BatchRenewer = (*AdvisoryStore)(nil)
+)
+
+func newAdvisoryStore(q querier, o Options, ownPool *pgxpool.Pool) *AdvisoryStore {
+	return &AdvisoryStore{
+		core: newCore(q, o, "postgres-advisory", ownPool),
+		st:   advisorySQL(objectNames(o)),
+		held: make(map[*advLease]struct{}),
+	}
+}
+
+// Mode reports Advisory.
+func (s *AdvisoryStore) Mode() Mode { return Advisory }
+
+// Info reports the store's bounds. Tokens come from one sequence shared by
+// all keys (so they have gaps): durable, and never going back while the
+// server keeps committed data (fsync on; with asynchronous replication a
+// failover can lose the last commits, and with them the last tokens).
+// idle_session_timeout, which enforces the TTL, has millisecond
+// granularity. The lock lives in the acquiring session: grants are not
+// portable.
+func (s *AdvisoryStore) Info() leasehold.Info {
+	return leasehold.Info{Name: s.name, MinTTL: 10 * time.Millisecond, MaxTTL: leasehold.MaxTTL, SafeTokens: true}
+}
+
+// LockID returns the advisory lock id of key: the bigint passed to
+// pg_try_advisory_lock. pg_locks shows it as classid = id >> 32,
 // objid = id & 0xffffffff, objsubid = 1. The id depends on the schema and
 // table name, which salt the hash.
-func (s *Store) LockID(key string) int64 {
+func (s *AdvisoryStore) LockID(key string) int64 {
 	id, _ := s.lockID(key)
 	return id
 }
 
-// lockHalves splits a bigint advisory lock id the way pg_locks shows it.
-func lockHalves(id int64) (classid, objid int64) {
-	u := uint64(id)
-	return int64(u >> 32), int64(uint32(u))
-}
-
-// appLabel makes a label fit application_name: printable ASCII only (the
-// server replaces anything else with '?' anyway).
-func appLabel(label string) string {
-	b := []byte(label)
-	for i, c := range b {
-		if c < 0x20 || c > 0x7e {
-			b[i] = '?'
-		}
+// Acquire claims req.Key with one statement on a session of its own, which
+// the grant keeps (see the package documentation).
+func (s *AdvisoryStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
+		return leasehold.Grant{}, err
 	}
-	if len(b) > 63 {
-		b = b[:63]
+	if err := s.check(ctx, "acquire"); err != nil {
+		return leasehold.Grant{}, err
 	}
-	return string(b)
-}
-
-// holderApp is what a holder's application_name says: "lh1 <check> <token>
-// <expiry unix ms> <label>", cut to 63 bytes.
-type holderApp struct {
-	check    string
-	token    uint64
-	expiryMS int64
-	label    string
-}
-
-func parseHolderApp(app string) (holderApp, bool) {
-	f := strings.SplitN(app, " ", 5)
-	if len(f) < 4 || f[0] != "lh1" {
-		return holderApp{}, false
-	}
-	tok, err1 := strconv.ParseUint(f[2], 10, 64)
-	exp, err2 := strconv.ParseInt(f[3], 10, 64)
-	if err1 != nil || err2 != nil {
-		return holderApp{}, false
-	}
-	h := holderApp{check: f[1], token: tok, expiryMS: exp}
-	if len(f) == 5 {
-		h.label = f[4]
-	}
-	return h, true
-}
-
-func (h holderApp) remaining(nowMS int64) time.Duration {
-	if d := h.expiryMS - nowMS; d > 0 {
-		return time.Duration(d) * time.Millisecond
-	}
-	return 0
-}
-
-// advLease is the store's state for one advisory grant (Grant.Private).
-type advLease struct {
-	s          *Store
-	key, owner string
-	label      string // as published
-	token      uint64
-	lockID     int64
-	check      string
-	prevApp    string // the session's settings before the lease, restored on release
-	prevIdle   string
-
-	lost     chan struct{}
-	lostOnce sync.Once
-	broken   atomic.Bool // the watcher saw the connection fail
-
-	mu          sync.Mutex // serialises use of sess
-	sess        session    // nil once released or lost
-	watchGen    uint64     // bumped by stopWatch: a pending start is void
-	watchTimer  *time.Timer
-	watchCancel context.CancelFunc
-	watchDone   chan struct{}
-}
-
-// watchDelay is how long a session stays idle before the watcher starts
-// reading it. A lease released sooner (a short critical section) never
-// pays for a watcher; one that lives longer has it from then on.
-const watchDelay = 20 * time.Millisecond
-
-func (l *advLease) markLost() { l.lostOnce.Do(func() { close(l.lost) }) }
-
-// startWatch arranges for the idle session to be watched from watchDelay on,
-// until stopWatch: when the connection breaks (the server restarted, ended
-// the session at its idle_session_timeout, or the network failed) the lock
-// is gone, so Lost is closed at once instead of at the next renewal. Called
-// with mu held.
-func (l *advLease) startWatch() {
-	gen := l.watchGen
-	l.watchTimer = time.AfterFunc(watchDelay, func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.watchGen == gen && l.sess != nil && l.watchCancel == nil {
-			l.beginWatch()
-		}
-	})
-}
-
-// beginWatch starts the watcher. Called with mu held.
-func (l *advLease) beginWatch() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	l.watchCancel, l.watchDone = cancel, done
-	sess := l.sess
-	go func() {
-		defer close(done)
-		err := sess.wait(ctx)
-		if err == nil || errors.Is(err, errNoWait) {
-			return
-		}
-		l.broken.Store(true)
-		l.markLost()
-		// Give the connection back now unless an operation is about to
-		// use it (it will see broken and do so itself).
-		if l.mu.TryLock() {
-			if l.sess == sess {
-				cancel()
-				l.watchCancel, l.watchDone = nil, nil
-				l.closeSession(true)
-			}
-			l.mu.Unlock()
-		}
-	}()
-}
-
-// stopWatch stops the watcher and waits for it. Called with mu held.
-func (l *advLease) stopWatch() {
-	l.watchGen++
-	if l.watchTimer != nil {
-		l.watchTimer.Stop()
-		l.watchTimer = nil
-	}
-	if l.watchCancel != nil {
-		l.watchCancel()
-		<-l.watchDone
-		l.watchCancel, l.watchDone = nil, nil
-	}
-}
-
-// closeSession gives the session back (or discards it) and forgets the
-// lease. Called with mu held and the watcher stopped.
-func (l *advLease) closeSession(broken bool) {
-	if l.sess == nil {
-		return
-	}
-	l.sess.close(broken)
-	l.sess = nil
-	l.s.forget(l)
-}
-
-// abandon ends the lease's session on Store.Close.
-func (l *advLease) abandon() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.sess == nil {
-		return
-	}
-	l.stopWatch()
-	l.closeSession(true)
-	l.markLost()
-}
-
-func (s *Store) advAcquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	id, check := s.lockID(req.Key)
 	ms := ttlMillis(req.TTL)
 	label := appLabel(req.Label)
@@ -216,7 +86,7 @@ func (s *Store) advAcquire(ctx context.Context, req leasehold.AcquireRequest) (l
 		prevApp, prevIdle string
 		set1, set2        bool
 	)
-	err = sess.queryRow(ctx, s.st.advAcquire, id, check, label, ms).Scan(&ok, &prevApp, &prevIdle, &token, &set1, &set2)
+	err = sess.queryRow(ctx, s.st.acquire, id, check, label, ms).Scan(&ok, &prevApp, &prevIdle, &token, &set1, &set2)
 	if err != nil {
 		// The statement may have taken the lock before failing (a session
 		// lock survives the rollback): discard the session, which ends it.
@@ -260,22 +130,16 @@ func (s *Store) advAcquire(ctx context.Context, req leasehold.AcquireRequest) (l
 	}, nil
 }
 
-func (s *Store) collision(key, op string, id int64) error {
-	return &leasehold.StoreError{Store: s.name, Op: op, Err: fmt.Errorf(
-		"%w: key %q has lock id %d, which a session holding another key holds; use another key or table name, or the lease-row mode",
-		ErrLockIDCollision, key, id)}
-}
-
-// lease returns g's advisory state if g is a live grant of this store.
-func (s *Store) lease(g leasehold.Grant) (*advLease, bool) {
-	l, ok := g.Private.(*advLease)
-	if !ok || l.s != s || l.key != g.Key || l.owner != g.Owner || l.token != g.Token {
-		return nil, false
+// Renew extends g on its session if that session still holds the lock. A
+// lease whose session the server ended (its idle_session_timeout is the
+// TTL) is gone.
+func (s *AdvisoryStore) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
+		return leasehold.Grant{}, err
 	}
-	return l, true
-}
-
-func (s *Store) advRenew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	if err := s.check(ctx, "renew"); err != nil {
+		return leasehold.Grant{}, err
+	}
 	l, ok := s.lease(g)
 	if !ok {
 		return leasehold.Grant{}, fmt.Errorf("renew %q (token %d): %w", g.Key, g.Token, leasehold.ErrNotHeld)
@@ -293,7 +157,7 @@ func (s *Store) advRenew(ctx context.Context, g leasehold.Grant) (leasehold.Gran
 	ms := ttlMillis(g.TTL)
 	classid, objid := lockHalves(l.lockID)
 	var held, set1, set2 bool
-	err := l.sess.queryRow(ctx, s.st.advRenew, classid, objid, l.check, int64(l.token), l.label, ms).Scan(&held, &set1, &set2)
+	err := l.sess.queryRow(ctx, s.st.renew, classid, objid, l.check, int64(l.token), l.label, ms).Scan(&held, &set1, &set2)
 	if err != nil {
 		if !sessionBroken(err) {
 			l.startWatch()
@@ -317,7 +181,16 @@ func (s *Store) advRenew(ctx context.Context, g leasehold.Grant) (leasehold.Gran
 	return g, nil
 }
 
-func (s *Store) advRelease(ctx context.Context, g leasehold.Grant) error {
+// Release unlocks g's key, restores its session's settings and gives the
+// session back to the pool, and wakes the waiters of the key (if any have
+// subscribed) in the same statement.
+func (s *AdvisoryStore) Release(ctx context.Context, g leasehold.Grant) error {
+	if err := leasehold.CheckRelease(g); err != nil {
+		return err
+	}
+	if err := s.check(ctx, "release"); err != nil {
+		return err
+	}
 	l, ok := s.lease(g)
 	if !ok {
 		return fmt.Errorf("release %q (token %d): %w", g.Key, g.Token, leasehold.ErrNotHeld)
@@ -334,7 +207,7 @@ func (s *Store) advRelease(ctx context.Context, g leasehold.Grant) error {
 	}
 	var unlocked, set1, set2, notified bool
 	hi, lo := flagHalves(l.lockID)
-	err := l.sess.queryRow(ctx, s.st.advRelease, l.lockID, l.prevApp, l.prevIdle, hi, lo, s.channel, l.key).Scan(&unlocked, &set1, &set2, &notified)
+	err := l.sess.queryRow(ctx, s.st.release, l.lockID, l.prevApp, l.prevIdle, hi, lo, s.channel, l.key).Scan(&unlocked, &set1, &set2, &notified)
 	if err != nil {
 		// Discarding the session ends it, and the lock with it.
 		l.closeSession(true)
@@ -349,7 +222,15 @@ func (s *Store) advRelease(ctx context.Context, g leasehold.Grant) error {
 	return nil
 }
 
-func (s *Store) advHolder(ctx context.Context, key string) (leasehold.Holder, error) {
+// Holder reports who holds key now, from the application_name the holding
+// session published (labels are cut to fit: 63 bytes, ASCII).
+func (s *AdvisoryStore) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	if err := leasehold.CheckHolder(key); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if err := s.check(ctx, "holder"); err != nil {
+		return leasehold.Holder{}, err
+	}
 	id, check := s.lockID(key)
 	classid, objid := lockHalves(id)
 	var (
@@ -357,7 +238,7 @@ func (s *Store) advHolder(ctx context.Context, key string) (leasehold.Holder, er
 		app   string
 		nowMS int64
 	)
-	if err := s.q.queryRow(ctx, s.st.advHolder, classid, objid).Scan(&held, &app, &nowMS); err != nil {
+	if err := s.q.queryRow(ctx, s.st.holder, classid, objid).Scan(&held, &app, &nowMS); err != nil {
 		return leasehold.Holder{}, s.fail(ctx, "holder", err)
 	}
 	if !held {
@@ -370,7 +251,94 @@ func (s *Store) advHolder(ctx context.Context, key string) (leasehold.Holder, er
 		return leasehold.Holder{Key: key}, nil
 	}
 	if h.check != check {
-		return leasehold.Holder{}, s.collision(key, "holder", id)
+		return leasehold.Holder{}, &leasehold.StoreError{Store: s.name, Op: "holder", Err: fmt.Errorf(
+			"%w: key %q has lock id %d, which a session holding another key holds; use another key or table name, or the lease-row mode",
+			ErrLockIDCollision, key, id)}
 	}
 	return leasehold.Holder{Key: key, Label: h.label, Token: h.token, Remaining: h.remaining(nowMS)}, nil
+}
+
+// advisoryBatchParallel bounds the concurrent renewals of a batch.
+const advisoryBatchParallel = 8
+
+// RenewMany renews each grant as Renew would. Each lease lives on its own
+// session, so each is renewed on it, up to 8 at a time.
+func (s *AdvisoryStore) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
+	if err := s.check(ctx, "renew"); err != nil {
+		return nil, err
+	}
+	res := make([]leasehold.RenewResult, len(gs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, advisoryBatchParallel)
+	for i, g := range gs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ng, err := s.Renew(ctx, g)
+			res[i] = leasehold.RenewResult{Grant: ng, Err: err}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Subscribe returns a channel that receives a value (coalesced) when key may
+// have become free: released by its holder, or the listening connection was
+// re-established. Expiry sends nothing. It fails when the server cannot be
+// reached. With a database/sql driver other than pgx's stdlib, which cannot
+// LISTEN, the channel never fires and waiters rely on their backoff.
+func (s *AdvisoryStore) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return s.subscribe(ctx, key)
+}
+
+// Migrate runs the migration for the store's options on the store's pool.
+func (s *AdvisoryStore) Migrate(ctx context.Context) error { return migrate(ctx, s.q, s.opts) }
+
+// Close stops the notifier, ends the session of every lease still held
+// (which releases its lock and closes its Grant.Lost), and closes the pool
+// if OpenURL made it. Later calls fail with ErrClosed.
+func (s *AdvisoryStore) Close() error {
+	if !s.markClosed() {
+		return nil
+	}
+	// No lease joins held once the store is closed (Acquire checks under
+	// the same lock).
+	s.mu.Lock()
+	held := make([]*advLease, 0, len(s.held))
+	for l := range s.held {
+		held = append(held, l)
+	}
+	s.mu.Unlock()
+	s.shutdown(func() {
+		for _, l := range held {
+			l.abandon()
+		}
+	})
+	return nil
+}
+
+// lease returns g's state if g is a live grant of this store.
+func (s *AdvisoryStore) lease(g leasehold.Grant) (*advLease, bool) {
+	l, ok := g.Private.(*advLease)
+	if !ok || l.s != s || l.key != g.Key || l.owner != g.Owner || l.token != g.Token {
+		return nil, false
+	}
+	return l, true
+}
+
+// forget removes a lease from the held set.
+func (s *AdvisoryStore) forget(l *advLease) {
+	s.mu.Lock()
+	delete(s.held, l)
+	s.mu.Unlock()
+}
+
+// ttlMillis rounds ttl up to whole milliseconds.
+func ttlMillis(ttl time.Duration) int64 {
+	return int64((ttl + time.Millisecond - 1) / time.Millisecond)
 }

@@ -3,8 +3,21 @@
 // operate. It takes a *pgxpool.Pool ([New]), a database/sql *sql.DB opened
 // with pgx's stdlib driver ([NewDB]), or a URL ([OpenURL]).
 //
-// It has two modes. Both mint fencing tokens that never go back, both wake
-// waiters on release with LISTEN/NOTIFY, and both need the migration.
+// It has two modes, each its own type over shared connection and
+// notification code: [LeaseStore] (lease rows, the default) and
+// [AdvisoryStore] (advisory locks). Options.Mode, or the URL's mode
+// parameter, picks one; [New], [NewDB] and [OpenURL] return it as a [Store],
+// the interface of what both have (leasehold.Store, leasehold.Notifier,
+// leasehold.BatchRenewer, Mode, Migrate). Each type implements exactly the
+// optional capabilities it has: only *LeaseStore is a leasehold.Lister, and
+// only *AdvisoryStore has LockID; reach them with a type assertion:
+//
+//	s, err := postgres.New(pool, postgres.Options{}) // a *LeaseStore
+//	...
+//	holders, err := s.(*postgres.LeaseStore).List(ctx, "jobs/")
+//
+// Both mint fencing tokens that never go back, both wake waiters on release
+// with LISTEN/NOTIFY, and both need the migration.
 //
 // # Migration
 //
@@ -17,7 +30,7 @@
 // are the table "public"."leasehold_leases" and the sequence
 // "public"."leasehold_leases_token_seq".
 //
-// # Lease-row mode (the default)
+// # Lease-row mode (the default): LeaseStore
 //
 // One row per key: (key, owner, label, token, expires_at). Acquire is one
 // statement, one round trip, with expiry judged by the server's clock:
@@ -52,11 +65,10 @@
 // cancel=close to the URL too: PgBouncer 1.18 can exit (FATAL "bad client
 // state: 0", pgbouncer issue #801) when the client of a cancel request goes
 // away before the cancel completes, and a context that ends mid-statement
-// makes pgx send one; cancel=close drops the connection instead. The
-// conformance suite's abandoned-acquire rule crashed PgBouncer 1.18 that way.
-// Without it wake-ups go astray (waiters fall back to their backoff, and a
-// flag left on a shared server session makes releases of its key notify for
-// nothing); leases themselves are unaffected.
+// makes pgx send one; cancel=close drops the connection instead. Without
+// the listen parameter wake-ups go astray (waiters fall back to their
+// backoff, and a flag left on a shared server session makes releases of its
+// key notify for nothing); leases themselves are unaffected.
 //
 // An acquire whose answer was lost (the caller's context ended mid-statement,
 // the connection broke) may still have been applied; the store then clears
@@ -64,14 +76,16 @@
 // is not blocked until the TTL. It reads that grant's token first and
 // releases owner and token together, so that a clean-up statement reaching
 // the server late cannot clear a later grant, even one with the same owner
-// id; what it cannot read in time is left to the TTL. [OpenURL] also configures its pool to send
-// the server a cancel request when a context ends mid-statement (pgx's
-// default drops the connection and lets the statement finish unseen); do
-// the same on pools you build (pgconn.CancelRequestContextWatcherHandler).
+// id; what it cannot read in time is left to the TTL. [OpenURL] also
+// configures its pool to send the server a cancel request when a context
+// ends mid-statement (pgx's default drops the connection and lets the
+// statement finish unseen); do the same on pools you build
+// (pgconn.CancelRequestContextWatcherHandler).
 //
-// # Advisory-lock mode
+// # Advisory-lock mode: AdvisoryStore
 //
-// Options.Mode = [Advisory] (URL mode=advisory) holds a session-level
+// Options.Mode = [Advisory] (URL mode=advisory) gives an [AdvisoryStore],
+// which holds a session-level
 // pg_try_advisory_lock on a connection taken from the pool for the lease's
 // life (Grant.Private). Acquire is one statement on that connection:
 //
@@ -106,7 +120,8 @@
 // The mode writes no rows, so it is about as fast as bare advisory locks,
 // but each held lease occupies a pool connection (size pool_max_conns for
 // the leases you hold at once), Holder reports labels cut to fit
-// application_name (63 bytes, ASCII), and [Store.List] is unsupported. It
+// application_name (63 bytes, ASCII), and it cannot list (it is not a
+// leasehold.Lister: the server knows only the hashes of the keys). It
 // does not survive PgBouncer in transaction pooling mode: the lock belongs
 // to a server session that PgBouncer hands to other clients between
 // transactions. Use the lease-row mode there.
@@ -124,7 +139,7 @@
 //
 // # Wake-ups and batch renewal
 //
-// [Store.Subscribe] LISTENs on one connection per Store (hijacked from the
+// Subscribe LISTENs on one connection per store (hijacked from the
 // pool); a release NOTIFYs the key in its own statement. NOTIFY is not free
 // (it gives the transaction an id and a commit record, and committing
 // notifiers are serialised server-wide), so a release notifies only when
@@ -138,12 +153,15 @@
 // always sees the flag. A notification lost while the listening connection
 // is down costs a waiter its backoff, never correctness.
 //
-// [Store.RenewMany] renews any number of lease-row grants in one statement:
+// [LeaseStore.RenewMany] renews any number of grants in one statement:
 //
 //	UPDATE leases t SET expires_at = clock_timestamp() + u.ttl * interval '1 microsecond'
 //	FROM unnest($keys, $owners, $tokens, $ttls) AS u(key, owner, token, ttl)
 //	WHERE t.key = u.key AND t.owner = u.owner AND t.token = u.token
 //	RETURNING t.key, t.owner, t.token
+//
+// [AdvisoryStore.RenewMany] renews each lease on its own session, a few at
+// a time.
 //
 // # Fencing
 //
@@ -188,13 +206,12 @@
 //     server's wall clock does not step forward; fence yes. Expiry is judged
 //     by the server's wall clock (clock_timestamp()), so a forward step ends
 //     every lease row early while its holder still believes it holds the
-//     key, and a second holder gets it. The fault harness measured the same
-//     mechanism on Redis, whose keys also expire by the server's wall clock:
-//     228 concurrent holders (a lease accepted while another was within its
-//     deadline) under F11, "store server clock step" (+3 x TTL, 140 episodes;
-//     docs/safety.md). It has no PostgreSQL figure: it cannot step
-//     PostgreSQL's clock without stepping the host's. Tokens are unaffected
-//     (a counter in the row). Run the server with a slewing clock discipline.
+//     key, and a second holder gets it. docs/safety.md shows the same
+//     mechanism on Redis, whose keys also expire by the server's wall
+//     clock, under F11, "store server clock step"; the fault harness cannot
+//     step PostgreSQL's clock without stepping the host's. Tokens are
+//     unaffected (a counter in the row). Run the server with a slewing
+//     clock discipline.
 //   - Advisory mode, one server: exclusive while the lock's session lives;
 //     after a connection reset another session can take the lock while the
 //     first holder still believes it holds it (see above); fence yes.

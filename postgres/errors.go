@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasehold-go/leasehold"
@@ -52,11 +54,11 @@ const (
 // fail turns err from operation op into the error the Store contract asks
 // for: the caller's context error as is, otherwise a *leasehold.StoreError
 // whose message says what is wrong.
-func (s *Store) fail(ctx context.Context, op string, err error) error {
+func (c *core) fail(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
-	return &leasehold.StoreError{Store: s.name, Op: op, Err: explain(err, s.tableName)}
+	return &leasehold.StoreError{Store: c.name, Op: op, Err: explain(err, c.tableName)}
 }
 
 // explain adds a sentinel and a hint to a pgx error.
@@ -117,4 +119,8 @@ func sessionBroken(err error) bool {
 		return pgErr.Severity == "FATAL" || pgErr.Severity == "PANIC"
 	}
 	return true
+}
+
+func isNoRows(err error) bool {
+	return errors.Is(err, pgx.ErrNoRows) || errors.Is(err, sql.ErrNoRows)
 }

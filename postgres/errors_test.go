@@ -59,7 +59,7 @@ func noConnsAcquired(t *testing.T, pool *pgxpool.Pool) {
 // handle is a store on one of the two kinds of pool, with a way to count
 // the connections it has checked out.
 type handle struct {
-	s     *postgres.Store
+	s     postgres.Store
 	inUse func() int
 }
 
@@ -103,7 +103,7 @@ func noneInUse(t *testing.T, h handle) {
 
 // eventuallyFree waits until nobody holds key (an advisory lock whose
 // session was discarded goes when the server sees the connection close).
-func eventuallyFree(t *testing.T, s *postgres.Store, key string) {
+func eventuallyFree(t *testing.T, s postgres.Store, key string) {
 	t.Helper()
 	end := time.Now().Add(20 * time.Second)
 	for {

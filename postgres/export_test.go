@@ -27,7 +27,7 @@ const (
 // runs them on the server, late.
 type LostReply struct {
 	real querier
-	st   statements
+	st   leaseStatements
 	hold Hold
 
 	mu    sync.Mutex
@@ -43,10 +43,12 @@ type heldStmt struct {
 
 var errReplyLost = errors.New("test: reply lost in flight")
 
-// LoseAcquireReply installs a LostReply on s. Call it before s is used.
-func LoseAcquireReply(s *Store, hold Hold) *LostReply {
-	f := &LostReply{real: s.q, st: s.st, hold: hold, armed: true}
-	s.q = f
+// LoseAcquireReply installs a LostReply on s, a *LeaseStore. Call it before
+// s is used.
+func LoseAcquireReply(s Store, hold Hold) *LostReply {
+	ls := s.(*LeaseStore)
+	f := &LostReply{real: ls.q, st: ls.st, hold: hold, armed: true}
+	ls.q = f
 	return f
 }
 
@@ -77,7 +79,7 @@ func (f *LostReply) Deliver(ctx context.Context) error {
 func (f *LostReply) intercept(sql string, args []any) (keep, lose bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if sql == f.st.leaseAcquire {
+	if sql == f.st.acquire {
 		lose, f.armed = f.armed, false
 		f.lost = f.lost || lose
 		return false, lose

@@ -2,19 +2,59 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold-go/leasehold"
 )
 
-// Lease-row mode: one row per key, claimed by a single upsert whose WHERE
-// clause judges expiry by the server's clock.
+// LeaseStore is the lease-row store (Options.Mode LeaseRow, the default):
+// one row per key, claimed by a single upsert whose WHERE clause judges
+// expiry by the server's clock. It keeps no session state, so it works
+// through PgBouncer in transaction pooling mode, and its grants are
+// portable. Besides leasehold.Store it implements leasehold.Notifier
+// (LISTEN/NOTIFY), leasehold.BatchRenewer (one statement per batch) and
+// leasehold.Lister. It is safe for concurrent use.
+type LeaseStore struct {
+	*core
+	st leaseStatements
+}
 
-func (s *Store) leaseAcquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+var (
+	_ Store                  = (*LeaseStore)(nil)
+	_ leasehold.Store        = (*LeaseStore)(nil)
+	_ leasehold.Notifier     = (*LeaseStore)(nil)
+	_ leasehold.BatchRenewer = (*LeaseStore)(nil)
+	_ leasehold.Lister       = (*LeaseStore)(nil)
+)
+
+func newLeaseStore(q querier, o Options, ownPool *pgxpool.Pool) *LeaseStore {
+	return &LeaseStore{core: newCore(q, o, "postgres", ownPool), st: leaseSQL(objectNames(o))}
+}
+
+// Mode reports LeaseRow.
+func (s *LeaseStore) Mode() Mode { return LeaseRow }
+
+// Info reports the store's bounds. Tokens come from a counter in the key's
+// row: durable, and never going back while the server keeps committed data
+// (fsync on; with asynchronous replication a failover can lose the last
+// commits, and with them the last tokens). A lease row is renewed or
+// released by owner and token from any process.
+func (s *LeaseStore) Info() leasehold.Info {
+	return leasehold.Info{Name: s.name, MinTTL: time.Millisecond, MaxTTL: leasehold.MaxTTL, SafeTokens: true, PortableGrants: true}
+}
+
+// Acquire claims req.Key in one statement (see the package documentation).
+// An acquire whose answer was lost is cleaned up (see abandon).
+func (s *LeaseStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
+		return leasehold.Grant{}, err
+	}
+	if err := s.check(ctx, "acquire"); err != nil {
+		return leasehold.Grant{}, err
+	}
 	us := ttlMicros(req.TTL)
 	var (
 		acquired  bool
@@ -22,7 +62,7 @@ func (s *Store) leaseAcquire(ctx context.Context, req leasehold.AcquireRequest) 
 		label     string
 		remaining int64
 	)
-	err := s.q.queryRow(ctx, s.st.leaseAcquire, req.Key, req.Owner, req.Label, us).Scan(&acquired, &token, &label, &remaining)
+	err := s.q.queryRow(ctx, s.st.acquire, req.Key, req.Owner, req.Label, us).Scan(&acquired, &token, &label, &remaining)
 	if err != nil {
 		if isNoRows(err) {
 			// The upsert found the row held, but the row version this
@@ -51,63 +91,18 @@ func (s *Store) leaseAcquire(ctx context.Context, req leasehold.AcquireRequest) 
 	}, nil
 }
 
-// abandonTimeout bounds the clean-up after an acquire that may have been
-// applied unseen.
-const abandonTimeout = time.Second
-
-// ambiguous reports whether a failed statement may still have been applied:
-// the server did not answer with an error (which rolls the statement back)
-// and pgx cannot tell that nothing was sent.
-func ambiguous(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) || isNoRows(err) {
-		return false
+// Renew extends g if its owner and token still hold the key. A lease that
+// expired but that nobody has taken since is renewed with its token
+// unchanged.
+func (s *LeaseStore) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
+		return leasehold.Grant{}, err
 	}
-	return !pgconn.SafeToRetry(err)
-}
-
-// abandon clears a lease that an acquire whose answer was lost (the
-// caller's context ended, the connection broke) may have taken for
-// req.Owner, so that the key does not stay blocked until the TTL.
-//
-// It must never clear a grant made by a later acquire, even one with the
-// same owner id: the client makes owner ids unique per attempt, but a
-// caller of the Store may retry with the same owner (a loop of one-shot
-// acquires), and a clean-up statement can reach the server late (it timed
-// out here but was still in flight, or queued behind a lock), after a later
-// acquire of the same owner won the key: a statement that matched the
-// owner alone would then clear that later grant while its holder believes
-// it holds the key, and let a third party in. The token of the lost grant
-// is not known, so the clean-up takes two statements:
-//
-//  1. read the token of the grant req.Owner holds on the key, if any (FOR
-//     UPDATE: it waits for a statement holding the row lock, such as the
-//     lost acquire still running, and reads what it committed);
-//  2. only if that read was answered, release exactly that owner and token
-//     (the release statement, which also wakes waiters).
-//
-// However late either statement reaches the server, it cannot touch a
-// later grant: the read changes nothing, and the release names a token
-// that existed when the read answered, before this call returned and so
-// before any later acquire of this caller was sent; a later grant of the
-// key always has a greater token. What the clean-up may miss (the read
-// timed out, or the lost acquire reached the server after the read) is
-// left to the TTL: a blocked key, never a second holder. One owner id used
-// by two acquires at the same time remains the caller's error: each one's
-// clean-up may clear the other's grant.
-func (s *Store) abandon(ctx context.Context, req leasehold.AcquireRequest) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
-	defer cancel()
-	var token int64
-	if err := s.q.queryRow(cctx, s.st.leaseAbandon, req.Key, req.Owner).Scan(&token); err != nil {
-		return // nothing held by req.Owner, or no answer: left to the TTL
+	if err := s.check(ctx, "renew"); err != nil {
+		return leasehold.Grant{}, err
 	}
-	_ = s.leaseRelease(cctx, leasehold.Grant{Key: req.Key, Owner: req.Owner, Token: uint64(token)})
-}
-
-func (s *Store) leaseRenew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	us := ttlMicros(g.TTL)
-	n, err := s.q.exec(ctx, s.st.leaseRenew, g.Key, g.Owner, int64(g.Token), us)
+	n, err := s.q.exec(ctx, s.st.renew, g.Key, g.Owner, int64(g.Token), us)
 	if err != nil {
 		return leasehold.Grant{}, s.fail(ctx, "renew", err)
 	}
@@ -118,10 +113,24 @@ func (s *Store) leaseRenew(ctx context.Context, g leasehold.Grant) (leasehold.Gr
 	return g, nil
 }
 
-func (s *Store) leaseRelease(ctx context.Context, g leasehold.Grant) error {
+// Release ends g if its owner and token still hold the key, and wakes the
+// waiters of the key (if any have subscribed) in the same statement.
+func (s *LeaseStore) Release(ctx context.Context, g leasehold.Grant) error {
+	if err := leasehold.CheckRelease(g); err != nil {
+		return err
+	}
+	if err := s.check(ctx, "release"); err != nil {
+		return err
+	}
+	return s.release(ctx, g)
+}
+
+// release is Release after its checks (the abandon clean-up calls it too).
+func (s *LeaseStore) release(ctx context.Context, g leasehold.Grant) error {
 	var notified bool
-	hi, lo := flagHalves(s.LockID(g.Key))
-	err := s.q.queryRow(ctx, s.st.leaseRelease, g.Key, g.Owner, int64(g.Token), hi, lo, s.channel).Scan(&notified)
+	id, _ := s.lockID(g.Key)
+	hi, lo := flagHalves(id)
+	err := s.q.queryRow(ctx, s.st.release, g.Key, g.Owner, int64(g.Token), hi, lo, s.channel).Scan(&notified)
 	if isNoRows(err) {
 		return fmt.Errorf("release %q (token %d): %w", g.Key, g.Token, leasehold.ErrNotHeld)
 	}
@@ -131,13 +140,20 @@ func (s *Store) leaseRelease(ctx context.Context, g leasehold.Grant) error {
 	return nil
 }
 
-func (s *Store) leaseHolder(ctx context.Context, key string) (leasehold.Holder, error) {
+// Holder reports who holds key now, by the server's clock.
+func (s *LeaseStore) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	if err := leasehold.CheckHolder(key); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if err := s.check(ctx, "holder"); err != nil {
+		return leasehold.Holder{}, err
+	}
 	var (
 		label     string
 		token     int64
 		remaining int64
 	)
-	err := s.q.queryRow(ctx, s.st.leaseHolder, key).Scan(&label, &token, &remaining)
+	err := s.q.queryRow(ctx, s.st.holder, key).Scan(&label, &token, &remaining)
 	if err != nil {
 		if isNoRows(err) {
 			return leasehold.Holder{}, fmt.Errorf("holder %q: %w", key, leasehold.ErrNotHeld)
@@ -147,8 +163,13 @@ func (s *Store) leaseHolder(ctx context.Context, key string) (leasehold.Holder, 
 	return leasehold.Holder{Key: key, Label: label, Token: uint64(token), Remaining: time.Duration(remaining) * time.Microsecond}, nil
 }
 
-func (s *Store) leaseList(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
-	rs, err := s.q.query(ctx, s.st.leaseList, prefix)
+// List reports the current holders of keys starting with prefix, in key
+// order.
+func (s *LeaseStore) List(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
+	if err := s.check(ctx, "list"); err != nil {
+		return nil, err
+	}
+	rs, err := s.q.query(ctx, s.st.list, prefix)
 	if err != nil {
 		return nil, s.fail(ctx, "list", err)
 	}
@@ -170,4 +191,32 @@ func (s *Store) leaseList(ctx context.Context, prefix string) ([]leasehold.Holde
 		return nil, s.fail(ctx, "list", err)
 	}
 	return hs, nil
+}
+
+// Subscribe returns a channel that receives a value (coalesced) when key may
+// have become free: released by its holder, or the listening connection was
+// re-established. Expiry sends nothing. It fails when the server cannot be
+// reached. With a database/sql driver other than pgx's stdlib, which cannot
+// LISTEN, the channel never fires and waiters rely on their backoff; so do
+// they, silently, through PgBouncer in transaction pooling mode unless
+// Options.ListenConnString names a direct connection.
+func (s *LeaseStore) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return s.subscribe(ctx, key)
+}
+
+// Migrate runs the migration for the store's options on the store's pool.
+func (s *LeaseStore) Migrate(ctx context.Context) error { return migrate(ctx, s.q, s.opts) }
+
+// Close stops the notifier and closes the pool if OpenURL made it. Leases
+// stay in their rows until their TTLs. Later calls fail with ErrClosed.
+func (s *LeaseStore) Close() error {
+	if s.markClosed() {
+		s.shutdown(nil)
+	}
+	return nil
+}
+
+// ttlMicros rounds ttl up to whole microseconds.
+func ttlMicros(ttl time.Duration) int64 {
+	return int64((ttl + time.Microsecond - 1) / time.Microsecond)
 }

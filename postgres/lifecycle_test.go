@@ -24,9 +24,9 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 // holderPID finds the backend that holds key's advisory lock.
-func holderPID(t *testing.T, pool *pgxpool.Pool, s *postgres.Store, key string) int {
+func holderPID(t *testing.T, pool *pgxpool.Pool, s postgres.Store, key string) int {
 	t.Helper()
-	id := uint64(s.LockID(key))
+	id := uint64(s.(*postgres.AdvisoryStore).LockID(key))
 	var pid int
 	err := pool.QueryRow(ctxT(t), `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
 		AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1`, int64(id>>32), int64(uint32(id))).Scan(&pid)
@@ -37,9 +37,9 @@ func holderPID(t *testing.T, pool *pgxpool.Pool, s *postgres.Store, key string) 
 }
 
 func TestAdvisoryLostWhenSessionKilled(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T, opts postgres.Options) *postgres.Store{
-		"pool": func(t *testing.T, opts postgres.Options) *postgres.Store { return migrated(t, newPool(t), opts) },
-		"db": func(t *testing.T, opts postgres.Options) *postgres.Store {
+	for name, open := range map[string]func(t *testing.T, opts postgres.Options) postgres.Store{
+		"pool": func(t *testing.T, opts postgres.Options) postgres.Store { return migrated(t, newPool(t), opts) },
+		"db": func(t *testing.T, opts postgres.Options) postgres.Store {
 			s, err := postgres.NewDB(newDB(t), opts)
 			if err != nil {
 				t.Fatal(err)
@@ -210,7 +210,7 @@ func TestNotifyOnRelease(t *testing.T) {
 				t.Fatal(err)
 			}
 			var chans []<-chan struct{}
-			for _, w := range []*postgres.Store{waiterDB, waiterPool} {
+			for _, w := range []postgres.Store{waiterDB, waiterPool} {
 				ch, unsub, err := w.Subscribe(ctxT(t), "k")
 				if err != nil {
 					t.Fatalf("subscribe: %v", err)
@@ -305,7 +305,7 @@ func TestRenewMany(t *testing.T) {
 func TestAdvisoryCollisionDetected(t *testing.T) {
 	admin := newPool(t)
 	s := migrated(t, admin, postgres.Options{Mode: postgres.Advisory, Schema: freshSchema(t)})
-	id := s.LockID("k")
+	id := s.(*postgres.AdvisoryStore).LockID("k")
 	// Another session holds k's lock id, published as a different key (as
 	// if its key hashed to the same id).
 	c, err := admin.Acquire(ctxT(t))
@@ -355,16 +355,18 @@ func TestList(t *testing.T) {
 	if err := s.Release(ctxT(t), gs[1]); err != nil {
 		t.Fatal(err)
 	}
-	hs, err := s.List(ctxT(t), "a/")
+	hs, err := s.(*postgres.LeaseStore).List(ctxT(t), "a/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(hs) != 1 || hs[0].Key != "a/1" || hs[0].Token != gs[0].Token || hs[0].Label != "test" || hs[0].Remaining <= 0 {
 		t.Fatalf("List(a/) = %+v", hs)
 	}
+	// The advisory store cannot list, and does not claim to (see
+	// TestCapabilities).
 	adv := migrated(t, newPool(t), postgres.Options{Mode: postgres.Advisory, Schema: freshSchema(t)})
-	if _, err := adv.List(ctxT(t), ""); !errors.Is(err, errors.ErrUnsupported) {
-		t.Fatalf("advisory List: got %v, want ErrUnsupported", err)
+	if _, ok := adv.(leasehold.Lister); ok {
+		t.Fatal("the advisory store claims leasehold.Lister")
 	}
 }
 

@@ -78,7 +78,7 @@ func newDB(t testing.TB, params ...string) *sql.DB {
 }
 
 // migrated returns a store on pool after running its migration.
-func migrated(t testing.TB, pool *pgxpool.Pool, opts postgres.Options) *postgres.Store {
+func migrated(t testing.TB, pool *pgxpool.Pool, opts postgres.Options) postgres.Store {
 	t.Helper()
 	if err := postgres.Migrate(ctxT(t), pool, opts); err != nil {
 		t.Fatalf("Migrate: %v", err)

@@ -82,11 +82,6 @@ func MigrateURL(ctx context.Context, rawURL string) error {
 	return s.Migrate(ctx)
 }
 
-// Migrate runs the migration for the store's options on the store's pool.
-func (s *Store) Migrate(ctx context.Context) error {
-	return migrate(ctx, s.q, s.opts)
-}
-
 func migrate(ctx context.Context, q querier, opts Options) error {
 	o, err := opts.resolved()
 	if err != nil {

@@ -6,18 +6,20 @@ import (
 	"unicode/utf8"
 )
 
-// Mode selects how the store claims a key.
+// Mode selects how the store claims a key, and so which store New, NewDB
+// and OpenURL return.
 type Mode int
 
 const (
-	// LeaseRow (the default) keeps one row per key in the lease table and
-	// claims it with a single INSERT ... ON CONFLICT DO UPDATE statement.
-	// Expiry is judged by the database server's clock. It keeps no session
-	// state, so it works through PgBouncer in transaction pooling mode.
+	// LeaseRow (the default: a *LeaseStore) keeps one row per key in the
+	// lease table and claims it with a single INSERT ... ON CONFLICT DO
+	// UPDATE statement. Expiry is judged by the database server's clock. It
+	// keeps no session state, so it works through PgBouncer in transaction
+	// pooling mode.
 	LeaseRow Mode = iota
-	// Advisory holds a session-level pg_try_advisory_lock on a dedicated
-	// connection for the lease's life. It does not work through PgBouncer in
-	// transaction pooling mode.
+	// Advisory (an *AdvisoryStore) holds a session-level
+	// pg_try_advisory_lock on a dedicated connection for the lease's life.
+	// It does not work through PgBouncer in transaction pooling mode.
 	Advisory
 )
 
@@ -48,7 +50,7 @@ const (
 // PostgreSQL's 63-byte identifiers.
 const maxTableLen = 63 - len("_token_seq")
 
-// Options configure a Store. The zero value is the lease-row mode on
+// Options configure a store. The zero value is a LeaseStore on
 // "public"."leasehold_leases".
 type Options struct {
 	// Mode selects lease rows (the default) or advisory locks.

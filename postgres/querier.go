@@ -137,6 +137,9 @@ func (s poolSession) close(broken bool) {
 	s.c.Release()
 }
 
+// closeTimeout bounds the goodbye sent when the store discards a connection.
+const closeTimeout = 5 * time.Second
+
 func closeConn(c *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()

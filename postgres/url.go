@@ -30,6 +30,8 @@ const cancelGrace = 2 * time.Second
 //	                      (default request; close behind PgBouncer, see below)
 //
 // For example postgres://app:secret@db:5432/app?mode=advisory&pool_max_conns=20.
+// It returns a *LeaseStore, or an *AdvisoryStore for mode=advisory.
+//
 // It makes its own *pgxpool.Pool, which Close closes, configured to send
 // the server a cancel request when a caller's context ends mid-statement
 // (pgx's default drops the connection, and the server may finish the
@@ -37,36 +39,65 @@ const cancelGrace = 2 * time.Second
 // dropped instead, because PgBouncer (1.18 at least; pgbouncer issue #801)
 // can exit with "FATAL ... disconnect_client(): bad client state: 0" when a
 // cancel request's client goes away before the cancel completes, which a
-// short context deadline makes routine. It pings the server
-// so that a wrong address or password is reported here (as a
-// *leasehold.StoreError). It does not check that the migration has run:
-// `leasehold migrate` opens the store this way too.
-func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
-	u, err := url.Parse(rawURL)
+// short context deadline makes routine. It pings the server so that a wrong
+// address or password is reported here (as a *leasehold.StoreError). It
+// does not check that the migration has run: `leasehold migrate` opens the
+// store this way too.
+func OpenURL(ctx context.Context, rawURL string) (Store, error) {
+	opts, cfg, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: invalid store URL: %w", err)
 	}
+	s, err := newStore(poolQuerier{pool}, opts, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		_ = s.Close() // closes the pool
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &leasehold.StoreError{Store: s.Info().Name, Op: "open", Err: explain(err, objectNames(opts).table)}
+	}
+	return s, nil
+}
+
+// parseURL reads OpenURL's parameters out of rawURL and returns the
+// resolved Options and the pool's configuration.
+func parseURL(rawURL string) (Options, *pgxpool.Config, error) {
+	var opts Options
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return opts, nil, fmt.Errorf("postgres: invalid store URL: %w", err)
+	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return nil, fmt.Errorf("postgres: store URL scheme is %q, want postgres:// or postgresql://", u.Scheme)
+		return opts, nil, fmt.Errorf("postgres: store URL scheme is %q, want postgres:// or postgresql://", u.Scheme)
 	}
 	q := u.Query()
-	var opts Options
 	switch m := q.Get("mode"); m {
 	case "", "lease":
 		opts.Mode = LeaseRow
 	case "advisory":
 		opts.Mode = Advisory
 	default:
-		return nil, fmt.Errorf("postgres: store URL mode is %q, want lease or advisory", m)
+		return opts, nil, fmt.Errorf("postgres: store URL mode is %q, want lease or advisory", m)
 	}
 	opts.Schema, opts.Table, opts.ListenConnString = q.Get("schema"), q.Get("table"), q.Get("listen")
+	if opts, err = opts.resolved(); err != nil {
+		return opts, nil, err
+	}
 	cancelRequest := true
 	switch c := q.Get("cancel"); c {
 	case "", "request":
 	case "close":
 		cancelRequest = false
 	default:
-		return nil, fmt.Errorf("postgres: store URL cancel is %q, want request or close", c)
+		return opts, nil, fmt.Errorf("postgres: store URL cancel is %q, want request or close", c)
 	}
 	for _, k := range []string{"mode", "schema", "table", "listen", "cancel"} {
 		q.Del(k)
@@ -74,7 +105,7 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	u.RawQuery = q.Encode()
 	cfg, err := pgxpool.ParseConfig(u.String())
 	if err != nil {
-		return nil, fmt.Errorf("postgres: invalid store URL: %w", err)
+		return opts, nil, fmt.Errorf("postgres: invalid store URL: %w", err)
 	}
 	// When a caller's context ends mid-statement, ask the server to cancel
 	// the statement (and keep the connection) instead of dropping the
@@ -85,22 +116,5 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelGrace}
 		}
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: invalid store URL: %w", err)
-	}
-	s, err := New(pool, opts)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s.ownPool = pool
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &leasehold.StoreError{Store: s.name, Op: "open", Err: explain(err, s.tableName)}
-	}
-	return s, nil
+	return opts, cfg, nil
 }

@@ -30,8 +30,8 @@ var (
 	srv      *pgtest.Server
 	pool     *pgxpool.Pool
 	sqlDB    *sql.DB // pglock's database/sql pool (pgx stdlib driver)
-	leaseS   *postgres.Store
-	advS     *postgres.Store
+	leaseS   postgres.Store
+	advS     postgres.Store
 	pglockC  *pglock.Client
 	poolSize = 200
 )
@@ -112,9 +112,9 @@ type contender struct {
 }
 
 var contenders = []contender{
-	{"lease", storeWorker(func() *postgres.Store { return leaseS })},
+	{"lease", storeWorker(func() postgres.Store { return leaseS })},
 	{"floor-upsert", newUpsertWorker},
-	{"advisory", storeWorker(func() *postgres.Store { return advS })},
+	{"advisory", storeWorker(func() postgres.Store { return advS })},
 	{"floor-advisory", newAdvisoryWorker},
 	{"pglock", newPglockWorker},
 }
@@ -122,11 +122,11 @@ var contenders = []contender{
 // ---- the store, either mode ----
 
 type stWorker struct {
-	s   *postgres.Store
+	s   postgres.Store
 	req leasehold.AcquireRequest
 }
 
-func storeWorker(s func() *postgres.Store) func(context.Context, string) (worker, error) {
+func storeWorker(s func() postgres.Store) func(context.Context, string) (worker, error) {
 	return func(_ context.Context, key string) (worker, error) {
 		return &stWorker{s: s(), req: leasehold.AcquireRequest{Key: key, Owner: leasehold.NewOwnerID(), Label: "bench:1", TTL: 30 * time.Second}}, nil
 	}
@@ -185,7 +185,7 @@ func newAdvisoryWorker(ctx context.Context, key string) (worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &advisoryWorker{c: c, id: advS.LockID(key)}, nil
+	return &advisoryWorker{c: c, id: advS.(*postgres.AdvisoryStore).LockID(key)}, nil
 }
 
 func (w *advisoryWorker) attempt(ctx context.Context) (bool, error) {
