@@ -91,112 +91,136 @@ func Herd(ctx context.Context, s leasehold.Store, o HerdOptions) (HerdResult, er
 	}
 	defer cl.Close()
 
-	key := o.Prefix + "herd"
-	var (
-		errs      tally
-		mu        sync.Mutex
-		samples   []time.Duration
-		lastRel   time.Time // start of the last Release call; zero before the first
-		releases  atomic.Int64
-		attempts0 int64 // attempts counted when the first release starts
-		wg        sync.WaitGroup
-	)
-	hctx, cancel := context.WithTimeout(ctx, o.MaxDuration)
-	defer cancel()
+	h := &herd{ctx: ctx, cl: cl, cnt: cnt, o: o, key: o.Prefix + "herd"}
+	h.hctx, h.cancel = context.WithTimeout(ctx, o.MaxDuration)
+	defer h.cancel()
 	begin := time.Now()
 
 	// The first holder takes the key before the waiters start.
 	octx, ocancel := opContext(ctx, o.OpTimeout)
-	first, err := cl.Acquire(octx, key, leasehold.AcquireOptions{TTL: o.TTL})
+	first, err := cl.Acquire(octx, h.key, leasehold.AcquireOptions{TTL: o.TTL})
 	ocancel()
 	if err != nil {
-		errs.add("acquire", err)
-		res.Errors, res.FirstError = errs.n.Load(), errs.firstError()
+		h.errs.add("acquire", err)
+		res.Errors, res.FirstError = h.errs.n.Load(), h.errs.firstError()
 		return res, nil
 	}
 
-	// hold keeps l for o.Hold, then releases it and notes the time.
-	hold := func(l *leasehold.Lease) {
-		sleepCtx(hctx, o.Hold)
-		mu.Lock()
-		if lastRel.IsZero() {
-			attempts0 = cnt.attempts.Load()
-		}
-		lastRel = time.Now()
-		mu.Unlock()
-		if err := l.Release(ctx); err != nil {
-			errs.add("release", err)
-		}
-	}
-	participant := func() {
-		defer wg.Done()
-		for hctx.Err() == nil {
-			// The wait is detached from hctx: when the measurement ends,
-			// every waiter still gets the key in turn and releases it at
-			// once, so no grant is left that the client never saw.
-			wctx, wcancel := opContext(ctx, o.MaxDuration+o.OpTimeout)
-			l, err := cl.Acquire(wctx, key, leasehold.AcquireOptions{TTL: o.TTL, Wait: leasehold.WaitForever})
-			wcancel()
-			if err != nil {
-				errs.add("acquire", err)
-				sleepCtx(hctx, 10*time.Millisecond)
-				continue
-			}
-			at := time.Now()
-			mu.Lock()
-			if !lastRel.IsZero() && hctx.Err() == nil {
-				samples = append(samples, at.Sub(lastRel))
-				if releases.Add(1) >= int64(o.Releases) {
-					cancel()
-				}
-			}
-			mu.Unlock()
-			hold(l)
-		}
-	}
-	// Start the waiters one by one, each once its first attempt is made,
-	// so that all of them are waiting when the first holder releases.
-	for range o.Waiters {
-		wg.Add(1)
-		before := cnt.attempts.Load()
-		go participant()
-		for cnt.attempts.Load() == before && hctx.Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
-	}
+	h.startWaiters()
 	if o.Progress != nil {
 		stop := ticker(o.ProgressEvery, func() {
 			o.Progress(Progress{Store: o.Name, Clients: o.Waiters, Phase: "herd", Elapsed: time.Since(begin),
-				Done: releases.Load(), Target: int64(o.Releases), Errors: errs.n.Load()})
+				Done: h.releases.Load(), Target: int64(o.Releases), Errors: h.errs.n.Load()})
 		})
 		defer stop()
 	}
-	wg.Add(1)
+	h.wg.Add(1)
 	go func() {
-		hold(first)
-		participant()
+		h.hold(first)
+		h.participant()
 	}()
-	wg.Wait()
+	h.wg.Wait()
 	res.Elapsed = time.Since(begin)
+	return h.result(res)
+}
 
-	mu.Lock()
-	res.Releases = releases.Load()
-	if !lastRel.IsZero() {
-		res.Attempts = cnt.attempts.Load() - attempts0
+// herd is the state of one Herd measurement, shared by its participants.
+type herd struct {
+	ctx    context.Context // the caller's: bounds the releases
+	hctx   context.Context // ends when the measurement ends
+	cancel context.CancelFunc
+	cl     *leasehold.Client
+	cnt    *counter
+	o      HerdOptions
+	key    string
+
+	errs      tally
+	releases  atomic.Int64
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	samples   []time.Duration
+	lastRel   time.Time // start of the last Release call; zero before the first
+	attempts0 int64     // attempts counted when the first release starts
+}
+
+// hold keeps l for o.Hold, then releases it and notes the time.
+func (h *herd) hold(l *leasehold.Lease) {
+	sleepCtx(h.hctx, h.o.Hold)
+	h.mu.Lock()
+	if h.lastRel.IsZero() {
+		h.attempts0 = h.cnt.attempts.Load()
 	}
-	res.Handoff = Summarize(samples)
-	mu.Unlock()
+	h.lastRel = time.Now()
+	h.mu.Unlock()
+	if err := l.Release(h.ctx); err != nil {
+		h.errs.add("release", err)
+	}
+}
+
+// participant waits for the key, notes the hand-off, holds the key and
+// releases it, until the measurement ends.
+func (h *herd) participant() {
+	defer h.wg.Done()
+	for h.hctx.Err() == nil {
+		// The wait is detached from hctx: when the measurement ends,
+		// every waiter still gets the key in turn and releases it at
+		// once, so no grant is left that the client never saw.
+		wctx, wcancel := opContext(h.ctx, h.o.MaxDuration+h.o.OpTimeout)
+		l, err := h.cl.Acquire(wctx, h.key, leasehold.AcquireOptions{TTL: h.o.TTL, Wait: leasehold.WaitForever})
+		wcancel()
+		if err != nil {
+			h.errs.add("acquire", err)
+			sleepCtx(h.hctx, 10*time.Millisecond)
+			continue
+		}
+		at := time.Now()
+		h.mu.Lock()
+		if !h.lastRel.IsZero() && h.hctx.Err() == nil {
+			h.samples = append(h.samples, at.Sub(h.lastRel))
+			if h.releases.Add(1) >= int64(h.o.Releases) {
+				h.cancel()
+			}
+		}
+		h.mu.Unlock()
+		h.hold(l)
+	}
+}
+
+// startWaiters starts the waiters one by one, waiting after each until it
+// has made its first attempt, so that all of them are waiting when the
+// first holder releases.
+func (h *herd) startWaiters() {
+	for range h.o.Waiters {
+		h.wg.Add(1)
+		before := h.cnt.attempts.Load()
+		go h.participant()
+		for h.cnt.attempts.Load() == before && h.hctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// result fills in res from what the participants measured.
+func (h *herd) result(res HerdResult) (HerdResult, error) {
+	o := h.o
+	h.mu.Lock()
+	res.Releases = h.releases.Load()
+	if !h.lastRel.IsZero() {
+		res.Attempts = h.cnt.attempts.Load() - h.attempts0
+	}
+	res.Handoff = Summarize(h.samples)
+	h.mu.Unlock()
 	if res.Releases > 0 {
 		res.WakeupsPerRelease = float64(res.Attempts) / float64(res.Releases)
 	}
-	res.Errors, res.FirstError = errs.n.Load(), errs.firstError()
-	if err := ctx.Err(); err != nil {
+	res.Errors, res.FirstError = h.errs.n.Load(), h.errs.firstError()
+	if err := h.ctx.Err(); err != nil {
 		res.Partial = true
 		return res, err
 	}
-	if res.Releases < int64(o.Releases) && errors.Is(hctx.Err(), context.DeadlineExceeded) {
-		errs.add("herd", fmt.Errorf("only %d of %d hand-offs within %s", res.Releases, o.Releases, o.MaxDuration))
-		res.Errors, res.FirstError = errs.n.Load(), errs.firstError()
+	if res.Releases < int64(o.Releases) && errors.Is(h.hctx.Err(), context.DeadlineExceeded) {
+		h.errs.add("herd", fmt.Errorf("only %d of %d hand-offs within %s", res.Releases, o.Releases, o.MaxDuration))
+		res.Errors, res.FirstError = h.errs.n.Load(), h.errs.firstError()
 	}
 	return res, nil
 }

@@ -41,19 +41,6 @@ func ParseKeyMode(s string) (KeyMode, error) {
 	return 0, fmt.Errorf("bench: key mode %q is neither distinct (one key per client) nor hot (one key for all)", s)
 }
 
-// Progress reports how far a measurement has got. It is passed to the
-// Progress callbacks of the options, from a goroutine of the measurement.
-type Progress struct {
-	Store   string
-	Clients int           // clients, waiters or held leases, as Phase says
-	Phase   string        // "cycles", "handoff", "fill", "probe", "herd" or "release"
-	Elapsed time.Duration // time spent in the phase
-	Total   time.Duration // the phase's planned length, 0 if it has none
-	Done    int64         // cycles, leases or hand-offs done in the phase
-	Target  int64         // the phase's planned count, 0 if it has none
-	Errors  int64         // errors so far
-}
-
 // Options configure Run. The zero value runs one client on distinct keys
 // for 10 s.
 type Options struct {

@@ -253,3 +253,28 @@ func TestTables(t *testing.T) {
 		t.Errorf("%d markdown rows, want %d:\n%s", mdRows, want, md.String())
 	}
 }
+
+func TestFailures(t *testing.T) {
+	rep := Report{
+		Cycles: []Result{{Store: "redis", Clients: 8}, {Store: "redis", Clients: 64, Errors: 2, FirstError: "acquire: boom"}},
+		Scale:  []ScaleResult{{Store: "memory", Held: 1000, Errors: 1, FirstError: "hold: full"}},
+		Herd:   []HerdResult{{Store: "etcd", Waiters: 8, Errors: 5, FirstError: "release: gone"}, {Store: "etcd", Waiters: 64}},
+	}
+	got := rep.Failures()
+	want := []Failure{
+		{What: "redis with 64 clients", Errors: 2, First: "acquire: boom"},
+		{What: "memory with 1000 leases held", Errors: 1, First: "hold: full"},
+		{What: "etcd with 8 waiters", Errors: 5, First: "release: gone"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Failures() = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Failures()[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if f := (Report{}).Failures(); len(f) != 0 {
+		t.Errorf("an empty report has failures: %+v", f)
+	}
+}

@@ -1,6 +1,9 @@
 package bench
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Result is what Run measured on one store with one number of clients.
 type Result struct {
@@ -118,4 +121,35 @@ type Report struct {
 	Scale      []ScaleResult
 	Herd       []HerdResult
 	References []Reference
+}
+
+// Failure names a result that counted errors.
+type Failure struct {
+	// What says which measurement it was, for example "redis with 8
+	// clients", "redis with 1000 leases held" or "redis with 8 waiters".
+	What string
+	// Errors and First are the result's Errors and FirstError.
+	Errors int64
+	First  string
+}
+
+// Failures returns a Failure for each result of r that counted errors:
+// the cycles results first, then the scale and the herd results.
+func (r Report) Failures() []Failure {
+	var out []Failure
+	note := func(what string, n int64, first string) {
+		if n > 0 {
+			out = append(out, Failure{What: what, Errors: n, First: first})
+		}
+	}
+	for _, x := range r.Cycles {
+		note(fmt.Sprintf("%s with %d clients", x.Store, x.Clients), x.Errors, x.FirstError)
+	}
+	for _, x := range r.Scale {
+		note(fmt.Sprintf("%s with %d leases held", x.Store, x.Held), x.Errors, x.FirstError)
+	}
+	for _, x := range r.Herd {
+		note(fmt.Sprintf("%s with %d waiters", x.Store, x.Waiters), x.Errors, x.FirstError)
+	}
+	return out
 }

@@ -160,96 +160,110 @@ func Run(ctx context.Context, s leasehold.Store, o Options) (Result, error) {
 // cycles runs the clients and returns the time they cycled, the cycles
 // done, and the acquire and release latencies.
 func cycles(ctx context.Context, cl *leasehold.Client, o Options, errs *tally) (time.Duration, int64, Summary, Summary) {
-	var (
-		done     atomic.Int64
-		start    = make(chan struct{})
-		ready    sync.WaitGroup
-		finished sync.WaitGroup
-		mu       sync.Mutex
-		acqAll   []time.Duration
-		relAll   []time.Duration
-		begin    time.Time // written before start is closed
-		end      time.Time
-	)
-	cycle := func(key string, record bool, acq, rel *[]time.Duration) bool {
-		t0 := time.Now()
-		// Every acquire runs on a context detached from ctx, so that an
-		// interrupt never cuts one short after the store granted it. In
-		// Hot mode the client waits for the key until the run's end plus
-		// OpTimeout: when the run ends or is interrupted, the clients stop
-		// cycling, so each waiter gets the key in turn and releases it at
-		// once.
-		timeout := o.OpTimeout
-		opts := leasehold.AcquireOptions{TTL: o.TTL}
-		if o.Keys == Hot {
-			opts.Wait = leasehold.WaitForever
-			if record {
-				timeout += max(time.Until(end), 0)
-			}
-		}
-		octx, cancel := opContext(ctx, timeout)
-		l, err := cl.Acquire(octx, key, opts)
-		cancel()
-		if err != nil {
-			errs.add("acquire", err)
-			sleepCtx(ctx, 10*time.Millisecond) // do not spin on a failing store
-			return false
-		}
-		t1 := time.Now()
-		err = l.Release(ctx)
-		t2 := time.Now()
-		if err != nil {
-			errs.add("release", err)
-			return false
-		}
-		if record {
-			*acq = append(*acq, t1.Sub(t0))
-			*rel = append(*rel, t2.Sub(t1))
-		}
-		return true
-	}
-
+	c := &cycler{ctx: ctx, cl: cl, o: o, errs: errs, start: make(chan struct{})}
 	for i := range o.Clients {
 		key := o.Prefix + "hot"
 		if o.Keys == Distinct {
 			key = o.Prefix + "c/" + strconv.Itoa(i)
 		}
-		ready.Add(1)
-		finished.Add(1)
-		go func() {
-			defer finished.Done()
-			var acq, rel []time.Duration
-			cycle(key, false, nil, nil) // warm up: connections, sessions, caches
-			ready.Done()
-			<-start
-			for ctx.Err() == nil && time.Now().Before(end) {
-				if cycle(key, true, &acq, &rel) {
-					done.Add(1)
-				}
-			}
-			mu.Lock()
-			acqAll = append(acqAll, acq...)
-			relAll = append(relAll, rel...)
-			mu.Unlock()
-		}()
+		c.ready.Add(1)
+		c.finished.Add(1)
+		go c.client(key)
 	}
-	ready.Wait()
-	begin = time.Now()
-	end = begin.Add(o.Duration)
-	close(start)
+	c.ready.Wait()
+	begin := time.Now()
+	c.end = begin.Add(o.Duration)
+	close(c.start)
 	var stop func()
 	if o.Progress != nil {
 		stop = ticker(o.ProgressEvery, func() {
 			o.Progress(Progress{Store: o.Name, Clients: o.Clients, Phase: "cycles",
-				Elapsed: time.Since(begin), Total: o.Duration, Done: done.Load(), Errors: errs.n.Load()})
+				Elapsed: time.Since(begin), Total: o.Duration, Done: c.done.Load(), Errors: errs.n.Load()})
 		})
 	}
-	finished.Wait()
+	c.finished.Wait()
 	elapsed := time.Since(begin)
 	if stop != nil {
 		stop()
 	}
-	return elapsed, done.Load(), Summarize(acqAll), Summarize(relAll)
+	return elapsed, c.done.Load(), Summarize(c.acqAll), Summarize(c.relAll)
+}
+
+// cycler is the state the clients of one cycles call share.
+type cycler struct {
+	ctx  context.Context
+	cl   *leasehold.Client
+	o    Options
+	errs *tally
+
+	start    chan struct{} // closed when the clients start cycling
+	end      time.Time     // written before start is closed
+	ready    sync.WaitGroup
+	finished sync.WaitGroup
+	done     atomic.Int64
+
+	mu     sync.Mutex
+	acqAll []time.Duration
+	relAll []time.Duration
+}
+
+// client warms up on key, waits for the start, then cycles on key until
+// the run ends and adds its latencies to the cycler's.
+func (c *cycler) client(key string) {
+	defer c.finished.Done()
+	var acq, rel []time.Duration
+	c.cycle(key, false, nil, nil) // warm up: connections, sessions, caches
+	c.ready.Done()
+	<-c.start
+	for c.ctx.Err() == nil && time.Now().Before(c.end) {
+		if c.cycle(key, true, &acq, &rel) {
+			c.done.Add(1)
+		}
+	}
+	c.mu.Lock()
+	c.acqAll = append(c.acqAll, acq...)
+	c.relAll = append(c.relAll, rel...)
+	c.mu.Unlock()
+}
+
+// cycle acquires and releases key once, and when record is set appends
+// the latencies to acq and rel. It reports whether both succeeded.
+func (c *cycler) cycle(key string, record bool, acq, rel *[]time.Duration) bool {
+	t0 := time.Now()
+	// Every acquire runs on a context detached from ctx, so that an
+	// interrupt never cuts one short after the store granted it. In
+	// Hot mode the client waits for the key until the run's end plus
+	// OpTimeout: when the run ends or is interrupted, the clients stop
+	// cycling, so each waiter gets the key in turn and releases it at
+	// once.
+	timeout := c.o.OpTimeout
+	opts := leasehold.AcquireOptions{TTL: c.o.TTL}
+	if c.o.Keys == Hot {
+		opts.Wait = leasehold.WaitForever
+		if record {
+			timeout += max(time.Until(c.end), 0)
+		}
+	}
+	octx, cancel := opContext(c.ctx, timeout)
+	l, err := c.cl.Acquire(octx, key, opts)
+	cancel()
+	if err != nil {
+		c.errs.add("acquire", err)
+		sleepCtx(c.ctx, 10*time.Millisecond) // do not spin on a failing store
+		return false
+	}
+	t1 := time.Now()
+	err = l.Release(c.ctx)
+	t2 := time.Now()
+	if err != nil {
+		c.errs.add("release", err)
+		return false
+	}
+	if record {
+		*acq = append(*acq, t1.Sub(t0))
+		*rel = append(*rel, t2.Sub(t1))
+	}
+	return true
 }
 
 // handoffs times o.HandoffRounds hand-offs: a holder takes the key, a

@@ -62,7 +62,37 @@ type panel struct {
 // leases and store attempts per release against the number of waiters.
 // Scales are logarithmic, since the stores differ by orders of magnitude.
 func WriteSVG(w io.Writer, rep Report, title string) error {
-	var lat, thr, scale, herd panel
+	lat, thr := cyclePanels(rep)
+	var body bytes.Buffer
+	y := 50
+	for _, p := range []panel{lat, thr, scalePanel(rep), herdPanel(rep)} {
+		if len(p.rows) == 0 {
+			continue
+		}
+		y = p.draw(&body, y) + svgPanelGap
+	}
+	if y == 50 {
+		fmt.Fprintf(&body, `<text x="20" y="80" font-size="14" %s>no results to draw</text>`+"\n", svgFont)
+		y = 100
+	}
+	y = legend(&body, y-svgPanelGap/2)
+	height := y + 20
+
+	var out bytes.Buffer
+	fmt.Fprintf(&out, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
+	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n", svgWidth, height, svgWidth, height)
+	fmt.Fprintf(&out, `<title>%s</title>`+"\n", esc(title))
+	fmt.Fprintf(&out, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`+"\n", svgWidth, height)
+	fmt.Fprintf(&out, `<text x="20" y="30" font-size="18" font-weight="bold" %s>%s</text>`+"\n", svgFont, esc(title))
+	out.Write(body.Bytes())
+	out.WriteString("</svg>\n")
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+// cyclePanels returns the acquire latency and throughput panels: a row
+// per cycles result, then a row per reference figure.
+func cyclePanels(rep Report) (lat, thr panel) {
 	lat = panel{title: "Acquire latency, ms (log scale): p50 dark, p99 light", unit: tickMS}
 	thr = panel{title: "Throughput, acquire+release cycles per second (log scale)", unit: tickCount}
 	for _, r := range rep.Cycles {
@@ -103,46 +133,32 @@ func WriteSVG(w io.Writer, rep Report, title string) error {
 			thr.rows = append(thr.rows, chartRow{label: label, kind: kind, a: r.CyclesPerSec, aText: fmtRate(r.CyclesPerSec)})
 		}
 	}
-	scale = panel{title: "Acquire latency with N leases held, ms (log scale): p50 dark, p99 light", unit: tickMS}
+	return lat, thr
+}
+
+// scalePanel returns the panel of acquire latency against held leases.
+func scalePanel(rep Report) panel {
+	p := panel{title: "Acquire latency with N leases held, ms (log scale): p50 dark, p99 light", unit: tickMS}
 	for _, r := range rep.Scale {
 		if r.Acquire.P50 > 0 {
-			scale.rows = append(scale.rows, chartRow{label: r.Store + ", " + fmtInt(int64(r.Held)) + " held", kind: "measured",
+			p.rows = append(p.rows, chartRow{label: r.Store + ", " + fmtInt(int64(r.Held)) + " held", kind: "measured",
 				a: ms(r.Acquire.P50), b: ms(r.Acquire.P99), aText: fmtMS(r.Acquire.P50), bText: fmtMS(r.Acquire.P99)})
 		}
 	}
-	herd = panel{title: "Store acquire attempts per release with W waiters on one key (log scale)", unit: tickCount}
+	return p
+}
+
+// herdPanel returns the panel of store attempts per release against
+// waiters.
+func herdPanel(rep Report) panel {
+	p := panel{title: "Store acquire attempts per release with W waiters on one key (log scale)", unit: tickCount}
 	for _, r := range rep.Herd {
 		if r.WakeupsPerRelease > 0 {
-			herd.rows = append(herd.rows, chartRow{label: r.Store + ", " + fmtInt(int64(r.Waiters)) + " waiting", kind: "measured",
+			p.rows = append(p.rows, chartRow{label: r.Store + ", " + fmtInt(int64(r.Waiters)) + " waiting", kind: "measured",
 				a: r.WakeupsPerRelease, aText: strconv.FormatFloat(r.WakeupsPerRelease, 'f', 1, 64)})
 		}
 	}
-
-	var body bytes.Buffer
-	y := 50
-	for _, p := range []panel{lat, thr, scale, herd} {
-		if len(p.rows) == 0 {
-			continue
-		}
-		y = p.draw(&body, y) + svgPanelGap
-	}
-	if y == 50 {
-		fmt.Fprintf(&body, `<text x="20" y="80" font-size="14" %s>no results to draw</text>`+"\n", svgFont)
-		y = 100
-	}
-	y = legend(&body, y-svgPanelGap/2)
-	height := y + 20
-
-	var out bytes.Buffer
-	fmt.Fprintf(&out, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
-	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n", svgWidth, height, svgWidth, height)
-	fmt.Fprintf(&out, `<title>%s</title>`+"\n", esc(title))
-	fmt.Fprintf(&out, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`+"\n", svgWidth, height)
-	fmt.Fprintf(&out, `<text x="20" y="30" font-size="18" font-weight="bold" %s>%s</text>`+"\n", svgFont, esc(title))
-	out.Write(body.Bytes())
-	out.WriteString("</svg>\n")
-	_, err := w.Write(out.Bytes())
-	return err
+	return p
 }
 
 // draw draws the panel with its top at y and returns the y below it.
