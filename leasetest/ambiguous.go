@@ -21,6 +21,8 @@ import (
 // The abandoned attempts end after 0 to 110% of the time a normal acquire
 // takes, so across the rounds some end before the store saw them, some
 // while it worked and some just after it answered.
+//
+// See docs/design.md#owner-ids-and-clean-up.
 func (s *suite) ambiguousCleanup(t *testing.T) {
 	st := s.open(t)
 	settle := max(s.ttl/2, 50*time.Millisecond) // for a clean-up still in flight

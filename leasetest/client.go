@@ -24,6 +24,8 @@ func waitDone(t *testing.T, ch <-chan struct{}, limit time.Duration, what string
 	}
 }
 
+// clientRenews checks rules 8 and 9 (see clientRenewsOnce).
+// See docs/design.md#the-timing-model.
 func (s *suite) clientRenews(t *testing.T) {
 	s.attempts(t, s.clientRenewsOnce)
 }
@@ -118,6 +120,10 @@ func isTimeout(err error) bool {
 		(errors.As(err, &ne) && ne.Timeout())
 }
 
+// refusalCancels checks rule 10: when the grant is deleted and taken
+// behind the holder's back, the lease's context ends with a *LostError,
+// and the lost holder's release does not touch the new holder.
+// See docs/design.md#the-timing-model.
 func (s *suite) refusalCancels(t *testing.T) {
 	st := s.open(t)
 	c := s.client(t, st, nil)
@@ -156,6 +162,10 @@ func (s *suite) refusalCancels(t *testing.T) {
 	}
 }
 
+// releaseCancelled checks rules 3 and 10: cancelling the acquire's context
+// does not end the lease, and a release on that cancelled context still
+// frees the key, because it runs on a detached context.
+// See docs/design.md#the-timing-model.
 func (s *suite) releaseCancelled(t *testing.T) {
 	st := s.open(t)
 	c := s.client(t, st, nil)
@@ -179,6 +189,9 @@ func (s *suite) releaseCancelled(t *testing.T) {
 	}
 }
 
+// doPanics checks rule 10 for Client.Do: a panic in the work releases the
+// lease and is re-raised, and the key is held while the work runs.
+// See docs/design.md#the-timing-model.
 func (s *suite) doPanics(t *testing.T) {
 	st := s.open(t)
 	c := s.client(t, st, nil)
@@ -209,6 +222,9 @@ func (s *suite) doPanics(t *testing.T) {
 	}
 }
 
+// waiterWakes checks rule 13: a waiting acquire gets the key soon after
+// its holder releases it.
+// See docs/design.md#waiting.
 func (s *suite) waiterWakes(t *testing.T) {
 	st := s.open(t)
 	c := s.client(t, st, nil)
@@ -244,6 +260,9 @@ func (s *suite) waiterWakes(t *testing.T) {
 	}
 }
 
+// waiterGivesUp checks rule 14: a wait that runs out returns a
+// *HeldError, told apart from cancellation and from a store failure.
+// See docs/design.md#waiting.
 func (s *suite) waiterGivesUp(t *testing.T) {
 	st := s.open(t)
 	c := s.client(t, st, nil)

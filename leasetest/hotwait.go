@@ -22,6 +22,8 @@ const (
 	hotRenewFraction = 0.05
 )
 
+// hotKeyWaiters checks rule 13 on a hot key (see hotKeyWaitersOnce).
+// See docs/design.md#waiting.
 func (s *suite) hotKeyWaiters(t *testing.T) {
 	s.attempts(t, s.hotKeyWaitersOnce)
 }

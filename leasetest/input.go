@@ -10,6 +10,10 @@ import (
 	"github.com/leasehold-go/leasehold"
 )
 
+// badInput checks rule 4's bounds and the input checks: bad keys, TTLs and
+// waits are refused by the client and by the store called directly, with
+// the sentinel errors the contract names, and leave nothing held.
+// See docs/design.md#input-checks.
 func (s *suite) badInput(t *testing.T) {
 	st := s.open(t)
 	c := s.client(t, st, nil)
@@ -93,6 +97,10 @@ func (s *suite) badGrants(t *testing.T, st leasehold.Store, k string) {
 	}
 }
 
+// cancellation checks that every store method returns the caller's
+// context error on a cancelled context without acting, and that a waiting
+// acquire ends with its caller's cancellation.
+// See docs/design.md#keys-and-errors.
 func (s *suite) cancellation(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")

@@ -1,10 +1,10 @@
 // Package leasetest is the conformance suite for leasehold stores, in the
 // manner of testing/slogtest and testing/fstest: a store's own tests call Run
-// with a way to open the store, and every subtest names the rule of
-// leasehold's semantics it checks (rule numbers follow the project's
-// semantics notes: 1 exclusive acquire, 2 renew by owner, 3 token-checked
+// with a way to open the store, and every subtest names the rule it checks.
+// The rules and their reasons are stated in the repository's docs/design.md,
+// which numbers them (1 exclusive acquire, 2 renew by owner, 3 token-checked
 // release, 4 opaque keys, 5 increasing tokens, 8-10 holder-side time and
-// loss, 13-14 waiting).
+// loss, 13-14 waiting); each rule's function links to its section there.
 //
 // The suite drives the Store contract directly and through a
 // leasehold.Client, so both the store and the lifecycle on top of it are

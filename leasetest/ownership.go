@@ -11,6 +11,9 @@ import (
 	"github.com/leasehold-go/leasehold"
 )
 
+// exclusive checks rule 1: of many concurrent acquires of a free key,
+// exactly one wins, round after round, each with a larger token.
+// See docs/design.md#the-contract.
 func (s *suite) exclusive(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -56,6 +59,10 @@ func (s *suite) exclusive(t *testing.T) {
 	}
 }
 
+// heldError checks rule 1's refusal: an acquire of a held key is a
+// *HeldError naming the key (and the holder's token and time left, where
+// the store knows them), and Holder reports the holder without its owner id.
+// See docs/design.md#the-contract.
 func (s *suite) heldError(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -89,6 +96,9 @@ func (s *suite) heldError(t *testing.T) {
 	}
 }
 
+// expiryLetsIn checks rule 1's expiry: a lease left unrenewed ends by the
+// store's clock and another owner gets the key, with a larger token.
+// See docs/design.md#the-contract.
 func (s *suite) expiryLetsIn(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -99,6 +109,9 @@ func (s *suite) expiryLetsIn(t *testing.T) {
 	}
 }
 
+// renewExtends checks rule 2: renewals by the owner keep the key past its
+// first TTL.
+// See docs/design.md#the-contract.
 func (s *suite) renewExtends(t *testing.T) {
 	s.attempts(t, s.renewExtendsOnce)
 }
@@ -147,6 +160,10 @@ func (s *suite) renewExtendsOnce(t *testing.T) string {
 	return ""
 }
 
+// wrongOwner checks rules 2 and 3: a renew or release by another owner id,
+// or with a forged token, is ErrNotHeld and leaves the owner's lease as it
+// was.
+// See docs/design.md#the-contract.
 func (s *suite) wrongOwner(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -179,6 +196,10 @@ func (s *suite) wrongOwner(t *testing.T) {
 	}
 }
 
+// staleToken checks rules 2 and 3 for one owner id on two grants: the
+// first grant's token no longer renews or releases the key once the second
+// is granted; only the token tells them apart.
+// See docs/design.md#the-contract.
 func (s *suite) staleToken(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -212,6 +233,9 @@ func (s *suite) staleToken(t *testing.T) {
 	}
 }
 
+// renewAfterTakeover checks rule 2: once an expired lease has been taken,
+// its former owner can neither renew nor release it.
+// See docs/design.md#the-contract.
 func (s *suite) renewAfterTakeover(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -228,6 +252,9 @@ func (s *suite) renewAfterTakeover(t *testing.T) {
 	_ = st.Release(ctxT(t), gb)
 }
 
+// releaseFrees checks rule 3: a release frees the key at once, and a
+// second release of the same grant is ErrNotHeld.
+// See docs/design.md#the-contract.
 func (s *suite) releaseFrees(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -251,6 +278,9 @@ func (s *suite) releaseFrees(t *testing.T) {
 	}
 }
 
+// opaqueKeys checks rule 4: keys that share prefixes or hold characters a
+// store treats specially are independent, and releasing one frees no other.
+// See docs/design.md#keys-and-errors.
 func (s *suite) opaqueKeys(t *testing.T) {
 	st := s.open(t)
 	base := key(t, "")

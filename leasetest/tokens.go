@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// tokenRelease checks rule 5 across release: twenty grants of one key get
+// strictly increasing tokens.
+// See docs/design.md#the-token-rules.
 func (s *suite) tokenRelease(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -24,6 +27,9 @@ func (s *suite) tokenRelease(t *testing.T) {
 	}
 }
 
+// tokenExpiry checks rule 5 across expiry: the grant after an unrenewed
+// lease ends has a larger token.
+// See docs/design.md#the-token-rules.
 func (s *suite) tokenExpiry(t *testing.T) {
 	st := s.open(t)
 	k := key(t, "k")
@@ -34,6 +40,9 @@ func (s *suite) tokenExpiry(t *testing.T) {
 	_ = st.Release(ctxT(t), g2)
 }
 
+// tokenReopen checks rule 5 across closing the store and opening a new
+// handle on the same data.
+// See docs/design.md#the-token-rules.
 func (s *suite) tokenReopen(t *testing.T) {
 	st := s.cfg.Open(t)
 	k := key(t, "k")
@@ -58,6 +67,9 @@ func (s *suite) tokenReopen(t *testing.T) {
 	_ = st2.Release(ctxT(t), g2)
 }
 
+// tokenRestart checks rule 5 across a restart of the backing server
+// (Config.Restart), and that no lease is silently kept through it.
+// See docs/design.md#the-token-rules.
 func (s *suite) tokenRestart(t *testing.T) {
 	if s.cfg.Restart == nil {
 		t.Log("Config.Restart not set: restart not checked for this store")
