@@ -23,9 +23,11 @@ type Options struct {
 	Label string
 	// Rho bounds the rate error between the holder's clock and the
 	// store's: the holder's deadline is t_send + TTL*(1-Rho) - Margin.
-	// Default DefaultRho (1%). Must be in [0, 0.5).
+	// Zero means DefaultRho (1%), so no drift at all cannot be asked for;
+	// any other value must be in (0, 0.5).
 	Rho float64
-	// Margin is subtracted from every deadline. Default DefaultMargin.
+	// Margin is subtracted from every deadline. Zero means DefaultMargin
+	// (5 ms); it cannot be negative.
 	Margin time.Duration
 	// RenewFraction is the part of the TTL between renewals, jittered by
 	// 10%. Default 1/3. Must be in (0, 0.5]: a renewal must leave the
