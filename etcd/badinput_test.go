@@ -10,7 +10,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/etcd"
-	"github.com/leasehold-go/leasehold/etcd/internal/etcdtest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
@@ -71,8 +71,8 @@ func TestUnreachableCluster(t *testing.T) {
 // limit: wrong passwords, missing permissions and oversized requests are
 // clear errors that leave nothing held.
 func TestAuthAndLimits(t *testing.T) {
-	c := etcdtest.Start(t, etcdtest.Options{MaxRequestBytes: 16 << 10})
-	root := c.Client(t)
+	c := testserver.NewEtcd(t, testserver.EtcdOptions{MaxRequestBytes: 16 << 10})
+	root := etcdClient(t, c)
 	ctx := tctx(t)
 	for _, step := range []func() error{
 		func() error { _, err := root.RoleAdd(ctx, "root"); return err },

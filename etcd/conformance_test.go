@@ -7,7 +7,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/etcd"
-	"github.com/leasehold-go/leasehold/etcd/internal/etcdtest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/leasetest"
 )
 
@@ -25,7 +25,7 @@ func openURL(t testing.TB, url string) *etcd.Store {
 }
 
 // restartAll kills every member and starts them again on their data.
-func restartAll(t testing.TB, c *etcdtest.Cluster) {
+func restartAll(t testing.TB, c *testserver.Etcd) {
 	t.Helper()
 	for i := range c.Nodes {
 		c.Kill(i)
@@ -42,7 +42,7 @@ func restartAll(t testing.TB, c *etcdtest.Cluster) {
 	}
 }
 
-func conformance(t *testing.T, c *etcdtest.Cluster) {
+func conformance(t *testing.T, c *testserver.Etcd) {
 	leasetest.Run(t, leasetest.Config{
 		Open:     func(t testing.TB) leasehold.Store { return openURL(t, c.URL()) },
 		ShortTTL: time.Second,
@@ -53,7 +53,7 @@ func conformance(t *testing.T, c *etcdtest.Cluster) {
 // TestSingleNode runs the conformance suite and the store's own tests on
 // one etcd process.
 func TestSingleNode(t *testing.T) {
-	c := etcdtest.Start(t, etcdtest.Options{})
+	c := testserver.NewEtcd(t, testserver.EtcdOptions{})
 	t.Run("conformance", func(t *testing.T) { conformance(t, c) })
 	t.Run("one_etcd_lease_per_ttl_class", func(t *testing.T) { testSharedSession(t, c) })
 	t.Run("session_loss_closes_lost_and_cancels_leases", func(t *testing.T) { testSessionLoss(t, c) })
@@ -72,7 +72,7 @@ func TestSingleNode(t *testing.T) {
 // TestCluster runs the conformance suite on a 3-node cluster, then kills its
 // leader under contention, then takes its quorum away.
 func TestCluster(t *testing.T) {
-	c := etcdtest.Start(t, etcdtest.Options{Nodes: 3})
+	c := testserver.NewEtcd(t, testserver.EtcdOptions{Nodes: 3})
 	t.Run("conformance", func(t *testing.T) { conformance(t, c) })
 	t.Run("renew_of_a_fresh_grant_reads_it", func(t *testing.T) { testRenewFreshGrant(t, c) })
 	t.Run("leader_kill_under_fenced_contention", func(t *testing.T) { testFailover(t, c) })

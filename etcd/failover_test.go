@@ -13,8 +13,8 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/etcd"
-	"github.com/leasehold-go/leasehold/etcd/internal/etcdtest"
 	"github.com/leasehold-go/leasehold/fence"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -24,7 +24,7 @@ import (
 // token >= highest, and into etcd with FencedTxn guarded by IsOwner. It
 // checks that no stale write got through either fence, that tokens kept
 // increasing, and that the survivors carried on after the election.
-func testFailover(t *testing.T, c *etcdtest.Cluster) {
+func testFailover(t *testing.T, c *testserver.Etcd) {
 	const (
 		workers = 4
 		ttl     = time.Second
@@ -231,7 +231,7 @@ func testFailover(t *testing.T, c *etcdtest.Cluster) {
 
 // testNoQuorum stops two of three members: acquires fail with a clear error
 // instead of hanging, no lease is counted held, and nothing keeps running.
-func testNoQuorum(t *testing.T, c *etcdtest.Cluster) {
+func testNoQuorum(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
 	k := uniqueKey(t, "k")
 	// Warm a session so the failure is the acquire's, not the session's.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/etcd/internal/etcdtest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
 // testRenewFreshGrant renews each grant the moment it is made (as a
@@ -14,7 +14,7 @@ import (
 // its requests over every member. A member that has not yet applied the
 // grant's put must not answer the renewal from its own state and refuse a
 // grant made a moment before.
-func testRenewFreshGrant(t *testing.T, c *etcdtest.Cluster) {
+func testRenewFreshGrant(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
 	k := uniqueKey(t, "k")
 	for i := range 60 {

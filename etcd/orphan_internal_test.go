@@ -6,16 +6,21 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/etcd/internal/etcdtest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // TestOrphanCleanup stands in for an acquire whose put was applied but whose
 // reply was lost: housekeeping deletes such a key, and leaves a tracked grant
 // with the same value alone.
 func TestOrphanCleanup(t *testing.T) {
-	c := etcdtest.Start(t, etcdtest.Options{})
-	cli := c.Client(t)
+	c := testserver.NewEtcd(t, testserver.EtcdOptions{})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
 	st := New(cli, nil)
 	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -11,14 +11,14 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/etcd"
-	"github.com/leasehold-go/leasehold/etcd/internal/etcdtest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // newStore returns a store on a fresh client of c, closed when t ends.
-func newStore(t *testing.T, c *etcdtest.Cluster, opts *etcd.Options) *etcd.Store {
+func newStore(t *testing.T, c *testserver.Etcd, opts *etcd.Options) *etcd.Store {
 	t.Helper()
-	st := etcd.New(c.Client(t), opts)
+	st := etcd.New(etcdClient(t, c), opts)
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
@@ -58,9 +58,9 @@ func leaseOf(t *testing.T, cli *clientv3.Client, name string) clientv3.LeaseID {
 	return clientv3.LeaseID(resp.Kvs[0].Lease)
 }
 
-func testSharedSession(t *testing.T, c *etcdtest.Cluster) {
+func testSharedSession(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	leases := map[time.Duration]map[clientv3.LeaseID]int{}
 	var gs []leasehold.Grant
 	for _, ttl := range []time.Duration{5 * time.Second, 10 * time.Second} {
@@ -86,9 +86,9 @@ func testSharedSession(t *testing.T, c *etcdtest.Cluster) {
 	}
 }
 
-func testSessionLoss(t *testing.T, c *etcdtest.Cluster) {
+func testSessionLoss(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	lc, err := leasehold.New(st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -141,8 +141,8 @@ func testSessionLoss(t *testing.T, c *etcdtest.Cluster) {
 	_ = st.Release(tctx(t), g3)
 }
 
-func testCloseKeeps(t *testing.T, c *etcdtest.Cluster) {
-	st1 := etcd.New(c.Client(t), nil)
+func testCloseKeeps(t *testing.T, c *testserver.Etcd) {
+	st1 := etcd.New(etcdClient(t, c), nil)
 	st2 := newStore(t, c, nil)
 	k := uniqueKey(t, "k")
 	g, err := st1.Acquire(tctx(t), areq(k, time.Second))
@@ -164,9 +164,9 @@ func testCloseKeeps(t *testing.T, c *etcdtest.Cluster) {
 	})
 }
 
-func testIdleRevoked(t *testing.T, c *etcdtest.Cluster) {
+func testIdleRevoked(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, &etcd.Options{IdleTimeout: -1})
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	k := uniqueKey(t, "k")
 	g, err := st.Acquire(tctx(t), areq(k, 3*time.Second))
 	if err != nil {
@@ -199,7 +199,7 @@ func countEntries(t *testing.T, cli *clientv3.Client, k string) int64 {
 	return resp.Count
 }
 
-func testPrefixIsolation(t *testing.T, c *etcdtest.Cluster) {
+func testPrefixIsolation(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
 	base := uniqueKey(t, "")
 	keys := []string{base + "a", base + "a/x", base + "ab", base + "a%2Fx", base + "a/"}
@@ -221,7 +221,7 @@ func testPrefixIsolation(t *testing.T, c *etcdtest.Cluster) {
 		}
 	}
 	// A queued waiter on "a" does not block "a/x" or "ab".
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	ga, err := st.Acquire(tctx(t), areq(keys[0], 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -272,9 +272,9 @@ func testPrefixIsolation(t *testing.T, c *etcdtest.Cluster) {
 	}
 }
 
-func testFIFO(t *testing.T, c *etcdtest.Cluster) {
+func testFIFO(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	k := uniqueKey(t, "k")
 	h, err := st.Acquire(tctx(t), areq(k, 5*time.Second))
 	if err != nil {
@@ -321,9 +321,9 @@ func testFIFO(t *testing.T, c *etcdtest.Cluster) {
 	}
 }
 
-func testWaiterLeaves(t *testing.T, c *etcdtest.Cluster) {
+func testWaiterLeaves(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	k := uniqueKey(t, "k")
 	h, err := st.Acquire(tctx(t), areq(k, 5*time.Second))
 	if err != nil {
@@ -345,7 +345,7 @@ func testWaiterLeaves(t *testing.T, c *etcdtest.Cluster) {
 	_ = st.Release(tctx(t), g)
 }
 
-func testSubscribe(t *testing.T, c *etcdtest.Cluster) {
+func testSubscribe(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
 	k := uniqueKey(t, "k")
 	h, err := st.Acquire(tctx(t), areq(k, 5*time.Second))
@@ -372,7 +372,7 @@ func testSubscribe(t *testing.T, c *etcdtest.Cluster) {
 	}
 }
 
-func testRenewMany(t *testing.T, c *etcdtest.Cluster) {
+func testRenewMany(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
 	other := newStore(t, c, nil)
 	const n = 150 // more than one transaction's worth
@@ -435,9 +435,9 @@ func testRenewMany(t *testing.T, c *etcdtest.Cluster) {
 	_ = other.Release(tctx(t), foreign)
 }
 
-func testIsOwner(t *testing.T, c *etcdtest.Cluster) {
+func testIsOwner(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	k := uniqueKey(t, "k")
 	data := "test-data/" + k
 	write := func(g leasehold.Grant, v string) bool {
@@ -479,9 +479,9 @@ func testIsOwner(t *testing.T, c *etcdtest.Cluster) {
 	_ = st.Release(tctx(t), g2)
 }
 
-func testFencedTxn(t *testing.T, c *etcdtest.Cluster) {
+func testFencedTxn(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
-	cli := c.Client(t)
+	cli := etcdClient(t, c)
 	k := uniqueKey(t, "k")
 	fk, data := "test-fence/"+k, "test-data/"+k
 	write := func(tok uint64, extra ...clientv3.Cmp) bool {
@@ -523,7 +523,7 @@ func testFencedTxn(t *testing.T, c *etcdtest.Cluster) {
 	}
 }
 
-func testTTLRounding(t *testing.T, c *etcdtest.Cluster) {
+func testTTLRounding(t *testing.T, c *testserver.Etcd) {
 	st := newStore(t, c, nil)
 	if info := st.Info(); info.Name != "etcd" || info.MinTTL != time.Second || !info.SafeTokens || !strings.Contains(info.TokenCaveat, "--bump-revision") {
 		t.Errorf("Info = %+v", info)

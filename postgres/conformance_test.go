@@ -25,7 +25,7 @@ func conformance(t *testing.T, opts postgres.Options, open func(t testing.TB, op
 		Open:     func(t testing.TB) leasehold.Store { return open(t, opts) },
 		ShortTTL: shortTTL,
 		Restart: func(t testing.TB) {
-			if err := srv.Restart(); err != nil {
+			if err := srv.Restart(ctxT(t)); err != nil {
 				t.Fatalf("restart: %v", err)
 			}
 		},

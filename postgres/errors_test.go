@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // pgOptions escapes a libpq options value for a URL query.
@@ -204,7 +204,7 @@ func TestOddIdentifiers(t *testing.T) {
 }
 
 func TestDatabaseDown(t *testing.T) {
-	port, err := pgtest.FreePort()
+	port, err := testserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestWrongPassword(t *testing.T) {
 	if strings.Contains(err.Error(), "wrong") && strings.Contains(err.Error(), "lh_pw:wrong") {
 		t.Errorf("error shows the password: %v", err)
 	}
-	s, err := postgres.OpenURL(ctxT(t), u(pgtest.Password))
+	s, err := postgres.OpenURL(ctxT(t), u(testserver.PostgresPassword))
 	if err != nil {
 		t.Fatalf("right password: %v", err)
 	}

@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
 
@@ -17,3 +18,5 @@ require (
 )
 
 replace github.com/leasehold-go/leasehold => ../
+
+replace github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver

@@ -116,7 +116,7 @@ func TestRestartMidHold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := srv.Restart(); err != nil {
+			if err := srv.Restart(ctxT(t)); err != nil {
 				t.Fatalf("restart: %v", err)
 			}
 			if mode == postgres.Advisory {

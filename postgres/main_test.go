@@ -13,19 +13,19 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"go.uber.org/goleak"
 
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // srv is the throwaway cluster every test in this package shares.
-var srv *pgtest.Server
+var srv *testserver.Postgres
 
 type mainRun struct{ m *testing.M }
 
 // Run starts the server, runs the tests and stops the server, so that
 // goleak checks for leaks after the server's own goroutines are gone.
 func (r mainRun) Run() int {
-	s, err := pgtest.Start()
+	s, err := testserver.StartPostgres(context.Background(), testserver.PostgresOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "postgres tests need a real PostgreSQL server:", err)
 		return 1
@@ -92,7 +92,7 @@ func migrated(t testing.TB, pool *pgxpool.Pool, opts postgres.Options) postgres.
 }
 
 // newBouncerPool opens a pool through PgBouncer, closed when t ends.
-func newBouncerPool(t testing.TB, b *pgtest.Bouncer) *pgxpool.Pool {
+func newBouncerPool(t testing.TB, b *testserver.Bouncer) *pgxpool.Pool {
 	t.Helper()
 	p, err := pgxpool.New(ctxT(t), b.ConnString())
 	if err != nil {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/leasetest"
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // TestPgBouncerTransactionPooling runs the conformance suite on the
@@ -17,7 +17,7 @@ import (
 // keep no session state. LISTEN needs a session of its own, so the notifier
 // connects to the server directly (the listen parameter).
 func TestPgBouncerTransactionPooling(t *testing.T) {
-	b, err := pgtest.StartBouncer(srv)
+	b, err := testserver.StartBouncer(ctxT(t), srv)
 	if err != nil {
 		t.Fatalf("PgBouncer: %v", err)
 	}

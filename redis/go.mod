@@ -4,6 +4,11 @@ go 1.26
 
 require github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
 
-require go.uber.org/goleak v1.3.0
+require (
+	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
+)
 
 replace github.com/leasehold-go/leasehold => ../
+
+replace github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver

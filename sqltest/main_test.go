@@ -1,6 +1,7 @@
 package sqltest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,20 +13,22 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leasehold-go/leasehold/fence"
-	"github.com/leasehold-go/leasehold/postgres/pgtest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
 // The PostgreSQL server is started by the first test that needs it and
 // stopped after all tests.
 var (
 	pgOnce   sync.Once
-	pgServer *pgtest.Server
+	pgServer *testserver.Postgres
 	pgErr    error
 )
 
 func postgresURL(t testing.TB) string {
 	t.Helper()
-	pgOnce.Do(func() { pgServer, pgErr = pgtest.Start() })
+	pgOnce.Do(func() {
+		pgServer, pgErr = testserver.StartPostgres(context.Background(), testserver.PostgresOptions{})
+	})
 	if pgErr != nil {
 		t.Fatal(pgErr)
 	}
@@ -35,13 +38,15 @@ func postgresURL(t testing.TB) string {
 // The MariaDB server likewise.
 var (
 	myOnce   sync.Once
-	myServer *mariaDB
+	myServer *testserver.MariaDB
 	myErr    error
 )
 
-func mariaDBServer(t testing.TB) *mariaDB {
+func mariaDBServer(t testing.TB) *testserver.MariaDB {
 	t.Helper()
-	myOnce.Do(func() { myServer, myErr = startMariaDB() })
+	myOnce.Do(func() {
+		myServer, myErr = testserver.StartMariaDB(context.Background(), testserver.MariaDBOptions{Database: "leasehold_test"})
+	})
 	if myErr != nil {
 		t.Fatal(myErr)
 	}
@@ -54,7 +59,7 @@ func TestMain(m *testing.M) {
 		pgServer.Stop()
 	}
 	if myServer != nil {
-		myServer.stop()
+		myServer.Stop()
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/etcd v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/redis/goredis v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/sqlite v0.0.0-00010101000000-000000000000
@@ -51,6 +52,7 @@ require (
 replace (
 	github.com/leasehold-go/leasehold => ../
 	github.com/leasehold-go/leasehold/etcd => ../etcd
+	github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver
 	github.com/leasehold-go/leasehold/postgres => ../postgres
 	github.com/leasehold-go/leasehold/redis => ../redis
 	github.com/leasehold-go/leasehold/redis/goredis => ../redis/goredis

@@ -6,17 +6,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
 // groupScript is a command whose process group outlives a plain SIGTERM:
@@ -255,34 +254,11 @@ func TestRunStalledStoreCommandDeadByDeadline(t *testing.T) {
 	}
 }
 
-// startRedis starts a throwaway redis-server and returns its address.
+// startRedis starts a throwaway redis-server for t and returns its
+// address.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server is not installed (scripts/install/redis.sh): %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	waitFor(t, 10*time.Second, "redis-server to listen", func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return addr
+	return testserver.NewRedis(t, testserver.RedisOptions{}).Addr()
 }
 
 // Redlock keeps its grants in the process and its tokens are not fences:

@@ -15,7 +15,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/etcd"
-	"github.com/leasehold-go/leasehold/etcd/internal/etcdtest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -26,7 +26,7 @@ import (
 // The cluster every benchmark of a run shares. LEASEHOLD_ETCD_BENCH_NODES
 // (default 3) sets its size; LEASEHOLD_ETCD_NOFSYNC=1 runs it with
 // --unsafe-no-fsync.
-var cluster *etcdtest.Cluster
+var cluster *testserver.Etcd
 
 const ttl = 15 * time.Second
 
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cluster, err = etcdtest.StartDir(dir, etcdtest.Options{Nodes: nodes, NoFsync: os.Getenv("LEASEHOLD_ETCD_NOFSYNC") == "1"})
+	cluster, err = testserver.StartEtcd(context.Background(), testserver.EtcdOptions{Dir: dir, Nodes: nodes, NoFsync: os.Getenv("LEASEHOLD_ETCD_NOFSYNC") == "1"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)

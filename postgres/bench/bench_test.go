@@ -20,14 +20,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/postgres"
-	"github.com/leasehold-go/leasehold/postgres/pgtest"
 )
 
 // One server and one pool for every contender, so they are measured side by
 // side on the same footing.
 var (
-	srv      *pgtest.Server
+	srv      *testserver.Postgres
 	pool     *pgxpool.Pool
 	sqlDB    *sql.DB // pglock's database/sql pool (pgx stdlib driver)
 	leaseS   postgres.Store
@@ -39,7 +39,7 @@ var (
 type mainRun struct{ m *testing.M }
 
 func (r mainRun) Run() int {
-	s, err := pgtest.Start()
+	s, err := testserver.StartPostgres(context.Background(), testserver.PostgresOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmarks need a real PostgreSQL server:", err)
 		return 1

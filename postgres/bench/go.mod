@@ -6,6 +6,7 @@ require (
 	cirello.io/pglock v1.16.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
@@ -21,5 +22,6 @@ require (
 
 replace (
 	github.com/leasehold-go/leasehold => ../../
+	github.com/leasehold-go/leasehold/internal/testserver => ../../internal/testserver
 	github.com/leasehold-go/leasehold/postgres => ../
 )

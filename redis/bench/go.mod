@@ -6,6 +6,7 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.0
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/redis/goredis v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/redis/rueidis v0.0.0-00010101000000-000000000000
@@ -22,6 +23,7 @@ require (
 
 replace (
 	github.com/leasehold-go/leasehold => ../../
+	github.com/leasehold-go/leasehold/internal/testserver => ../../internal/testserver
 	github.com/leasehold-go/leasehold/redis => ../
 	github.com/leasehold-go/leasehold/redis/goredis => ../goredis
 	github.com/leasehold-go/leasehold/redis/rueidis => ../rueidis

@@ -16,9 +16,9 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	lhredis "github.com/leasehold-go/leasehold/redis"
 	"github.com/leasehold-go/leasehold/redis/goredis"
-	"github.com/leasehold-go/leasehold/redis/internal/redistest"
 	lhrueidis "github.com/leasehold-go/leasehold/redis/rueidis"
 )
 
@@ -46,13 +46,13 @@ func token() string {
 	return hex.EncodeToString(b[:])
 }
 
-func goredisClient(b *testing.B, s *redistest.Server) *redis.Client {
+func goredisClient(b *testing.B, s *testserver.Redis) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: 64})
 	b.Cleanup(func() { c.Close() })
 	return c
 }
 
-func rueidisClient(b *testing.B, s *redistest.Server) rueidis.Client {
+func rueidisClient(b *testing.B, s *testserver.Redis) rueidis.Client {
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true})
 	if err != nil {
 		b.Fatal(err)

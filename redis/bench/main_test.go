@@ -21,16 +21,17 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/leasehold-go/leasehold/redis/internal/redistest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
+	"github.com/leasehold-go/leasehold/redis/internal/storetest"
 )
 
 var (
-	srv     *redistest.Server   // the one server of single-node implementations
-	masters []*redistest.Server // five masters for Redlock (the first three for N=3)
+	srv     *testserver.Redis   // the one server of single-node implementations
+	masters []*testserver.Redis // five masters for Redlock (the first three for N=3)
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(redistest.Main(m, 5, func(s redistest.Servers) { srv, masters = s.Single, s.Masters }, printRatios))
+	os.Exit(storetest.Main(m, 5, func(s storetest.Servers) { srv, masters = s.Single, s.Masters }, printRatios))
 }
 
 // results holds the cycle benchmarks' results:

@@ -160,7 +160,7 @@ func processCPU() time.Duration {
 
 // serverCPU reads used_cpu_user + used_cpu_sys (seconds) from INFO CPU.
 func serverCPU(b *testing.B) float64 {
-	r, err := srv.Command("INFO", "cpu")
+	r, err := srv.Command(b.Context(), "INFO", "cpu")
 	if err != nil {
 		b.Fatal(err)
 	}

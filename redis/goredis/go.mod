@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 )
@@ -17,5 +18,6 @@ require (
 
 replace (
 	github.com/leasehold-go/leasehold => ../../
+	github.com/leasehold-go/leasehold/internal/testserver => ../../internal/testserver
 	github.com/leasehold-go/leasehold/redis => ../
 )

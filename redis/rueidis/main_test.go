@@ -4,17 +4,18 @@ import (
 	"os"
 	"testing"
 
-	"github.com/leasehold-go/leasehold/redis/internal/redistest"
+	"github.com/leasehold-go/leasehold/internal/testserver"
+	"github.com/leasehold-go/leasehold/redis/internal/storetest"
 )
 
 // srv is the redis-server of the redis store's tests; masters are the five
 // of the redlock tests; tmp holds their folders.
 var (
-	srv     *redistest.Server
-	masters []*redistest.Server
+	srv     *testserver.Redis
+	masters []*testserver.Redis
 	tmp     string
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(redistest.Main(m, 5, func(s redistest.Servers) { srv, masters, tmp = s.Single, s.Masters, s.Dir }, nil))
+	os.Exit(storetest.Main(m, 5, func(s storetest.Servers) { srv, masters, tmp = s.Single, s.Masters, s.Dir }, nil))
 }

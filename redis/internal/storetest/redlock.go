@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/leasetest"
 	lhredis "github.com/leasehold-go/leasehold/redis"
-	"github.com/leasehold-go/leasehold/redis/internal/redistest"
 )
 
 // RedlockEnv is what the redlock tests need from an adapter module.
 type RedlockEnv struct {
 	// Masters are five redis-servers; the tests kill and restart them.
-	Masters []*redistest.Server
+	Masters []*testserver.Redis
 	// OpenURL is the adapter's OpenRedlockURL.
 	OpenURL func(ctx context.Context, rawURL string) (leasehold.Store, error)
 	// NewClient makes the adapter's client of one master, closed when t
@@ -48,7 +48,7 @@ func RunRedlock(t *testing.T, env RedlockEnv) {
 }
 
 // URL returns the redlock URL of ss.
-func URL(ss []*redistest.Server) string {
+func URL(ss []*testserver.Redis) string {
 	var hosts []string
 	for _, s := range ss {
 		hosts = append(hosts, s.Addr())
@@ -156,7 +156,7 @@ func (e *RedlockEnv) threeDown(t *testing.T) {
 	}
 	// The two live masters granted, then were released.
 	for _, m := range e.Masters[3:] {
-		if v, err := m.Command("EXISTS", "leasehold:{"+k+"}:lock"); err != nil || v != ":0" {
+		if v, err := m.Command(Ctx(t), "EXISTS", "leasehold:{"+k+"}:lock"); err != nil || v != ":0" {
 			t.Errorf("master %s still holds the lease after the failed acquire: EXISTS = %s, %v", m.Addr(), v, err)
 		}
 	}

@@ -15,15 +15,15 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/leasetest"
 	lhredis "github.com/leasehold-go/leasehold/redis"
-	"github.com/leasehold-go/leasehold/redis/internal/redistest"
 )
 
 // Env is what the tests need from an adapter module.
 type Env struct {
 	// Server is the redis-server of the tests; some restart it.
-	Server *redistest.Server
+	Server *testserver.Redis
 	// Dir holds the folders of servers the tests start.
 	Dir string
 	// OpenURL is the adapter's OpenURL.
@@ -78,10 +78,10 @@ func Key(t testing.TB, name string) string {
 }
 
 // Restart restarts servers without persistence.
-func Restart(t testing.TB, ss ...*redistest.Server) {
+func Restart(t testing.TB, ss ...*testserver.Redis) {
 	t.Helper()
 	for _, s := range ss {
-		if err := s.Restart(); err != nil {
+		if err := s.Restart(Ctx(t)); err != nil {
 			t.Fatalf("restart redis-server on %s: %v", s.Addr(), err)
 		}
 	}
@@ -97,9 +97,9 @@ func (e *Env) open(t testing.TB) *lhredis.Store {
 	return s.(*lhredis.Store)
 }
 
-func (e *Env) command(t testing.TB, s *redistest.Server, args ...string) string {
+func (e *Env) command(t testing.TB, s *testserver.Redis, args ...string) string {
 	t.Helper()
-	r, err := s.Command(args...)
+	r, err := s.Command(Ctx(t), args...)
 	if err != nil {
 		t.Fatalf("%s on %s: %v", strings.Join(args, " "), s.Addr(), err)
 	}
@@ -296,7 +296,7 @@ func (e *Env) deadServer(t *testing.T) {
 		t.Fatalf("OpenURL of a dead server: %v, want a store error naming %s", err, dead)
 	}
 
-	srv, err := redistest.Start(e.Dir)
+	srv, err := testserver.StartRedis(Ctx(t), testserver.RedisOptions{Dir: e.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func (e *Env) deadServer(t *testing.T) {
 // A server that refuses the password: OpenURL fails naming the server and
 // the cause, without showing the password.
 func (e *Env) authRefused(t *testing.T) {
-	s, err := redistest.Start(e.Dir, "--requirepass", "s3cret")
+	s, err := testserver.StartRedis(Ctx(t), testserver.RedisOptions{Dir: e.Dir, Args: []string{"--requirepass", "s3cret"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func (e *Env) readOnlyReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Release(Ctx(t), g)
-	rep, err := redistest.Start(e.Dir, "--replicaof", "127.0.0.1", strconv.Itoa(e.Server.Port))
+	rep, err := testserver.StartRedis(Ctx(t), testserver.RedisOptions{Dir: e.Dir, Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(e.Server.Port)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,21 @@
-package redistest
+package storetest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
 // Servers are the redis-servers one test binary shares: Single for the
 // redis store, Masters for Redlock, all with their folders under Dir.
 type Servers struct {
-	Single  *Server
-	Masters []*Server
+	Single  *testserver.Redis
+	Masters []*testserver.Redis
 	Dir     string
 }
 
@@ -30,19 +33,15 @@ func Main(m *testing.M, n int, use func(Servers), after func(), ignore ...string
 	}
 	defer os.RemoveAll(dir)
 	all := Servers{Dir: dir}
-	for i := 0; i <= n; i++ {
-		s, err := Start(dir)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL: start redis-server:", err)
-			return 1
-		}
-		defer s.Stop()
-		if i == 0 {
-			all.Single = s
-		} else {
-			all.Masters = append(all.Masters, s)
-		}
+	ss, err := testserver.StartRedisMasters(context.Background(), n+1, testserver.RedisOptions{Dir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: start redis-server:", err)
+		return 1
 	}
+	for _, s := range ss {
+		defer s.Stop()
+	}
+	all.Single, all.Masters = ss[0], ss[1:]
 	use(all)
 	code := m.Run()
 	if after != nil {
