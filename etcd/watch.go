@@ -13,6 +13,7 @@ import (
 // The watches of Subscribe and AcquireWait. Each watch's goroutine is
 // counted in the Store's wg and ends when the Store closes.
 
+// drain reads wch until the watcher closes it.
 func drain(wch clientv3.WatchChan) {
 	for range wch { //nolint:revive // drain until the watcher closes
 	}
