@@ -13,7 +13,8 @@ import (
 // transaction (up to 8 transactions at a time): each grant is a nested
 // transaction comparing its entry's CreateRevision, so one stale grant does
 // not fail the others.
-// Grants not made by this Store value are renewed one by one, as Renew does.
+// A grant that leasehold.CheckRenew refuses gets that error. Grants not made
+// by this Store value are renewed one by one, as Renew does.
 // err is set only when every grant failed for the same reason (the store
 // is closed, or the first transaction could not be sent).
 func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
@@ -28,29 +29,29 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 	freshErr := map[*session]error{} // sessions checked by fresh, and the outcome
 	var batch []int                  // indexes of grants checked in a transaction
 	for i, g := range gs {
-		r := s.ref(g)
-		switch {
-		case r == nil:
-			out[i].Grant, out[i].Err = s.renewForeign(ctx, g)
-		case !r.sess.tracked(s.KeyOf(g), int64(g.Token)):
-			why := ""
-			if r.sess.isLost() {
-				why = "session lease lost"
-			}
-			out[i].Err = notHeld("renew", g.Key, why)
-		default:
-			ss := r.sess
-			err, seen := freshErr[ss]
-			if !seen {
-				_, err = ss.fresh(ctx, "renew")
-				freshErr[ss] = err
-			}
-			if err != nil {
-				out[i].Err = err
-				continue
-			}
-			batch = append(batch, i)
+		if err := leasehold.CheckRenew(g, s.Info()); err != nil {
+			out[i].Err = err
+			continue
 		}
+		r := s.ref(g)
+		if r == nil {
+			out[i].Grant, out[i].Err = s.renewForeign(ctx, g)
+			continue
+		}
+		ss := r.sess
+		if out[i].Err = ss.checkTracked(s.KeyOf(g), int64(g.Token), g.Key); out[i].Err != nil {
+			continue
+		}
+		err, seen := freshErr[ss]
+		if !seen {
+			_, err = ss.fresh(ctx, "renew")
+			freshErr[ss] = err
+		}
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		batch = append(batch, i)
 	}
 	if len(batch) == len(gs) && len(batch) <= maxBatch {
 		if err := s.renewChunk(ctx, gs, batch, out, t0); err != nil {
@@ -108,16 +109,13 @@ func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int,
 			out[i].Err = notHeld("renew", g.Key, "")
 			continue
 		}
-		ttl, ok := ss.renewed(name, tok, t0)
-		switch {
-		case !ok:
-			out[i].Err = notHeld("renew", g.Key, "expired")
-		case ttl < ss.class:
-			out[i].Err = &leasehold.StoreError{Store: Name, Op: "renew", Err: errKeepaliveOverdue}
-		default:
-			g.TTL = ttl
-			out[i].Grant = g
+		ttl, err := ss.renewedTTL(name, tok, t0, g.Key)
+		if err != nil {
+			out[i].Err = err
+			continue
 		}
+		g.TTL = ttl
+		out[i].Grant = g
 	}
 	return nil
 }

@@ -36,9 +36,9 @@ func TestOrphanCleanup(t *testing.T) {
 	if _, err := cli.Put(ctx, lost, encodeValue(req.Label), clientv3.WithLease(ss.id)); err != nil {
 		t.Fatal(err)
 	}
-	st.mu.Lock()
+	ss.mu.Lock()
 	ss.orphans = append(ss.orphans, orphan{name: lost}, orphan{name: st.KeyOf(g)})
-	st.mu.Unlock()
+	ss.mu.Unlock()
 	ss.poke()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -54,9 +54,9 @@ func TestOrphanCleanup(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	st.mu.Lock()
+	ss.mu.Lock()
 	pending := len(ss.orphans)
-	st.mu.Unlock()
+	ss.mu.Unlock()
 	if pending != 0 {
 		t.Errorf("%d orphans still pending", pending)
 	}

@@ -1,0 +1,139 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// grantRef is a Grant's Private state: the session keeping the grant.
+type grantRef struct {
+	store *Store
+	sess  *session
+}
+
+// errLeaseGone: the session's etcd lease vanished under an acquire.
+var errLeaseGone = errors.New("session lease gone")
+
+// Acquire claims req.Key in one transaction:
+//
+//	If(no entry in the key's queue)
+//	Then(Put(<queue>/<id of owner>, {label}, session lease))
+//	Else(Get(the queue's oldest entry))
+//
+// The token is the new entry's CreateRevision, a cluster-wide revision that
+// only grows, also across leader failover. The first acquire of a TTL class
+// also grants the class's session lease (one more round trip). When the key
+// is held, the *HeldError carries the holder's label and token and a
+// Remaining of 0: the holder's time left would take another round trip.
+// Acquire never jumps the queue of AcquireWait callers.
+func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
+		return leasehold.Grant{}, err
+	}
+	return s.onSession(ctx, req, s.acquireOn)
+}
+
+// onSession runs op on the session of req's TTL class, once more on a fresh
+// session if the first one's etcd lease expired under it.
+func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, op func(context.Context, *session, leasehold.AcquireRequest) (leasehold.Grant, error)) (leasehold.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return leasehold.Grant{}, err
+	}
+	class := classOf(req.TTL)
+	for attempt := 0; ; attempt++ {
+		ss, err := s.use(ctx, class)
+		if err != nil {
+			return leasehold.Grant{}, err
+		}
+		g, err := op(ctx, ss, req)
+		ss.drop()
+		if errors.Is(err, errLeaseGone) {
+			if attempt == 0 {
+				continue // the session expired under us: one more try on a new one
+			}
+			err = &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
+		}
+		return g, err
+	}
+}
+
+func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	name := s.EntryKey(req.Key, req.Owner)
+	qpfx := QueuePrefix(s.prefix, req.Key)
+	t0, err := ss.fresh(ctx, "acquire")
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
+	defer ss.begin(name)()
+
+	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
+		If(clientv3.Compare(clientv3.CreateRevision(qpfx), "=", 0).WithPrefix()).
+		Then(clientv3.OpPut(name, encodeValue(req.Label), clientv3.WithLease(ss.id))).
+		Else(clientv3.OpGet(qpfx, clientv3.WithFirstCreate()...)).
+		Commit()
+	if err != nil {
+		return leasehold.Grant{}, s.acquireFailed(ctx, ss, name, err)
+	}
+	if !resp.Succeeded {
+		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0])
+	}
+	return s.granted(ss, req, name, resp.Header.Revision, t0)
+}
+
+// acquireFailed is the error of an acquire transaction that put name on
+// ss's lease and got err instead of a reply.
+func (s *Store) acquireFailed(ctx context.Context, ss *session, name string, err error) error {
+	if isLeaseNotFound(err) {
+		ss.markLost()
+		return errLeaseGone
+	}
+	// The put may have been applied with its reply lost: have housekeeping
+	// delete it if it turns out to be there and untracked.
+	ss.addOrphan(orphan{name: name})
+	return s.storeErrOn(ctx, "acquire", err)
+}
+
+// heldError describes the holder of key from a range of its queue's oldest
+// entry.
+func heldError(key string, r *pb.ResponseOp) *leasehold.HeldError {
+	h := &leasehold.HeldError{Key: key}
+	if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+		h.Label = decodeLabel(kvs[0].Value)
+		h.Token = uint64(kvs[0].CreateRevision)
+	}
+	return h
+}
+
+// granted records a grant won at revision rev by a request sent at t0.
+func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name string, rev int64, t0 time.Time) (leasehold.Grant, error) {
+	ttl, ok := ss.track(name, rev, t0)
+	if !ok {
+		// The session was lost while the request was in flight: its lease
+		// is gone or being revoked, and the key with it. No grant.
+		_ = s.deleteToken(name, rev) // best effort
+		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
+	}
+	return leasehold.Grant{
+		Key: req.Key, Owner: req.Owner, Label: req.Label,
+		Token:   uint64(rev),
+		TTL:     ttl,
+		Lost:    ss.Done(),
+		Private: &grantRef{store: s, sess: ss},
+	}, nil
+}
+
+// deleteToken deletes name if its CreateRevision is token, on a short
+// detached context.
+func (s *Store) deleteToken(name string, token int64) error {
+	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	defer cancel()
+	_, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(name), "=", token)).
+		Then(clientv3.OpDelete(name)).Commit()
+	return err
+}

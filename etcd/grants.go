@@ -1,0 +1,124 @@
+package etcd
+
+import "time"
+
+// The session's grants, acquires in progress and orphans, under ss.mu.
+
+// grantRec is a grant the session keeps alive.
+type grantRec struct {
+	token    int64
+	deadline time.Time // the grant expires here unless renewed
+}
+
+// orphan is a key of ours that must be deleted: a grant that expired without
+// renewal, a waiter's entry whose delete failed, or the possible result of
+// an acquire whose reply was lost.
+type orphan struct {
+	name  string
+	token int64 // delete only if the key's CreateRevision is token; 0: unknown, see deleteIfUntracked
+}
+
+// hold takes a reference on the session for an acquire or a wait. It fails
+// if the session is gone.
+func (ss *session) hold() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.gone {
+		return false
+	}
+	ss.refs++
+	return true
+}
+
+// drop drops a reference taken by hold (or newSession).
+func (ss *session) drop() {
+	ss.mu.Lock()
+	ss.refs--
+	ss.lastUse = time.Now()
+	idle := ss.refs == 0 && len(ss.grants) == 0
+	ss.mu.Unlock()
+	if idle && ss.st.idle < 0 {
+		ss.poke()
+	}
+}
+
+// begin marks an acquire of name in progress (housekeeping leaves its key
+// alone) and returns the function that ends the mark.
+func (ss *session) begin(name string) func() {
+	ss.mu.Lock()
+	ss.inflight[name]++
+	ss.mu.Unlock()
+	return func() {
+		ss.mu.Lock()
+		if ss.inflight[name]--; ss.inflight[name] <= 0 {
+			delete(ss.inflight, name)
+		}
+		ss.mu.Unlock()
+	}
+}
+
+// addOrphan queues a key for housekeeping to delete.
+func (ss *session) addOrphan(o orphan) {
+	ss.mu.Lock()
+	if !ss.gone {
+		ss.orphans = append(ss.orphans, o)
+	}
+	ss.mu.Unlock()
+}
+
+// track records a new grant made by a request sent at t0 and returns its
+// TTL; ok is false if the session is gone.
+func (ss *session) track(name string, token int64, t0 time.Time) (time.Duration, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.gone {
+		return 0, false
+	}
+	ss.grants[name] = &grantRec{token: token, deadline: t0.Add(ss.class)}
+	ss.lastUse = time.Now()
+	return max(ss.ttlFrom(t0), time.Millisecond), true
+}
+
+// renewed extends a tracked grant's deadline after a successful renew sent
+// at t0 and returns its TTL; ok is false if the grant is no longer tracked.
+func (ss *session) renewed(name string, token int64, t0 time.Time) (time.Duration, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	g := ss.grants[name]
+	if ss.gone || g == nil || g.token != token || t0.After(g.deadline) {
+		return 0, false
+	}
+	if d := t0.Add(ss.class); d.After(g.deadline) {
+		g.deadline = d
+	}
+	return ss.ttlFrom(t0), true
+}
+
+// tracked reports whether the session still keeps the grant.
+func (ss *session) tracked(name string, token int64) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	g := ss.grants[name]
+	return !ss.gone && g != nil && g.token == token && !time.Now().After(g.deadline)
+}
+
+// untrack forgets a grant (released or refused).
+func (ss *session) untrack(name string, token int64) {
+	ss.mu.Lock()
+	if g := ss.grants[name]; g != nil && g.token == token {
+		delete(ss.grants, name)
+		ss.lastUse = time.Now()
+	}
+	idle := ss.refs == 0 && len(ss.grants) == 0
+	ss.mu.Unlock()
+	if idle && ss.st.idle < 0 {
+		ss.poke()
+	}
+}
+
+// acquiring reports whether an acquire of name is in progress.
+func (ss *session) acquiring(name string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.inflight[name] > 0
+}

@@ -1,0 +1,39 @@
+package etcd
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Holder reports the current holder of key. Remaining is the time left on
+// the holder's etcd session lease (one more round trip), whole seconds; the
+// holder's store deletes the key sooner if the holder stops renewing.
+func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	if err := leasehold.CheckHolder(key); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if s.isClosed() {
+		return leasehold.Holder{}, s.closedErr("holder")
+	}
+	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), QueuePrefix(s.prefix, key), clientv3.WithFirstCreate()...)
+	if err != nil {
+		return leasehold.Holder{}, s.storeErrOn(ctx, "holder", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return leasehold.Holder{}, notHeld("holder", key, "")
+	}
+	kv := resp.Kvs[0]
+	h := leasehold.Holder{Key: key, Label: decodeLabel(kv.Value), Token: uint64(kv.CreateRevision)}
+	if kv.Lease != 0 {
+		if ttl, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil && ttl.TTL > 0 {
+			h.Remaining = time.Duration(ttl.TTL) * time.Second
+		}
+	}
+	return h, nil
+}
