@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/redis/goredis v0.0.0-00010101000000-000000000000
 	github.com/leasehold-go/leasehold/storeurl v0.0.0-00010101000000-000000000000
-	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.61.1
@@ -27,10 +27,10 @@ require (
 	github.com/leasehold-go/leasehold/etcd v0.0.0-00010101000000-000000000000 // indirect
 	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000 // indirect
 	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000 // indirect
-	github.com/leasehold-go/leasehold/redis/goredis v0.0.0-00010101000000-000000000000 // indirect
 	github.com/leasehold-go/leasehold/sqlite v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect

@@ -25,7 +25,7 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 	items := make([]core.RenewItem, 0, len(gs))
 	pos := make([]int, 0, len(gs))
 	for i, g := range gs {
-		if err := leasehold.ValidateTTL(g.TTL, s.Info()); err != nil {
+		if err := leasehold.CheckRenew(g, s.Info()); err != nil {
 			res[i].Err = err
 			continue
 		}

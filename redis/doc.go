@@ -43,6 +43,14 @@
 // 2255. A counter holding anything but such a number is an error, never a
 // token of 0.
 //
+// # Adapters
+//
+// An adapter module (goredis, rueidis) only adapts its client library: it
+// implements Client (and Scanner, for List), a Dialer that OpenURL calls
+// with the URL less leasehold's prefix option, and a per-master constructor
+// for redlock.OpenURL. URL options, error wrapping and the Redlock quorum
+// check at open live here and in the redlock package, once.
+//
 // # Deployments
 //
 // See README.md for the safety matrix: a single server, with or without

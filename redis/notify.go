@@ -17,7 +17,7 @@ import (
 // All the store's subscriptions share one pub/sub connection, opened on
 // first use; a key's channel stays subscribed while it has waiters.
 func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	if err := leasehold.ValidateKey(key); err != nil {
+	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
 	}
 	if err := s.check(ctx, "subscribe"); err != nil {

@@ -115,10 +115,7 @@ func (s *Store) fail(ctx context.Context, op, key string, err error) error {
 // TTL (rounded up to a millisecond), else it returns a *leasehold.HeldError
 // with the holder's label, token and remaining time.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	if err := leasehold.ValidateKey(req.Key); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if err := leasehold.ValidateTTL(req.TTL, s.Info()); err != nil {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
 	if err := s.check(ctx, "acquire"); err != nil {
@@ -142,7 +139,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 // A lease that expired is not renewed, even if nobody took it since: Redis
 // has deleted it, and the renewal returns ErrNotHeld.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if err := leasehold.ValidateTTL(g.TTL, s.Info()); err != nil {
+	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
 	if err := s.check(ctx, "renew"); err != nil {
@@ -163,11 +160,11 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 // Release deletes the lease if g.Owner and g.Token still hold it, and
 // publishes on the key's channel so that waiters wake at once.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
-	if err := s.check(ctx, "release"); err != nil {
+	if err := leasehold.CheckRelease(g); err != nil {
 		return err
 	}
-	if g.Token == 0 {
-		return fmt.Errorf("release %q: %w", g.Key, leasehold.ErrNotHeld) // 0 would match any token
+	if err := s.check(ctx, "release"); err != nil {
+		return err
 	}
 	ok, err := s.node.Release(ctx, g.Key, g.Owner, g.Token)
 	if err != nil {
@@ -181,7 +178,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 
 // Holder reports the current holder of key.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	if err := leasehold.ValidateKey(key); err != nil {
+	if err := leasehold.CheckHolder(key); err != nil {
 		return leasehold.Holder{}, err
 	}
 	if err := s.check(ctx, "holder"); err != nil {

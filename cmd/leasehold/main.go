@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/leasehold-go/leasehold/redis/goredis"
 )
 
 // Exit statuses; see exitText in usage.go.
@@ -34,7 +34,7 @@ type app struct {
 }
 
 func main() {
-	redis.SetLogger(quietRedis{})
+	goredis.SilenceLogger() // the redis store's errors already say what failed, once
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(a.main(os.Args[1:]))
 }

@@ -10,6 +10,10 @@
 // by its own read and write timeouts rather than the context's deadline, so
 // a renewal may outlive the holder's deadline. OpenURL and OpenRedlockURL
 // set it.
+//
+// go-redis logs each failed dial on a process-wide logger; a program that
+// reports the store's errors itself can drop those lines with
+// SilenceLogger, from main.
 package goredis
 
 import (

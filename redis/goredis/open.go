@@ -2,9 +2,6 @@ package goredis
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,83 +13,50 @@ import (
 
 // OpenURL opens a redis store on the server named by rawURL,
 // redis://[[user]:password@]host:port[/db][?option=value...] (rediss:// for
-// TLS), with go-redis's URL options plus prefix=... for Options.Prefix.
-// It pings the server, so a server that is down or refuses the password
-// fails here with an error naming it. The store owns the client: its Close
-// closes it.
+// TLS), with go-redis's URL options plus prefix=... for Options.Prefix (see
+// redis.OpenURL). It pings the server, so a server that is down or refuses
+// the password fails here with an error naming it. The store owns the
+// client: its Close closes it.
 func OpenURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
-	rest, prefix, err := takePrefix(rawURL)
+	return lhredis.OpenURL(ctx, rawURL, dial)
+}
+
+// dial is OpenURL's redis.Dialer: a go-redis client that bounds each call
+// by its context, pinged once.
+func dial(ctx context.Context, url string) (lhredis.Client, string, error) {
+	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, openError(lhredis.Name, "", err)
-	}
-	o, err := redis.ParseURL(rest)
-	if err != nil {
-		return nil, openError(lhredis.Name, "", err)
+		return nil, "", err
 	}
 	o.ContextTimeoutEnabled = true
 	c := redis.NewClient(o)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, openError(lhredis.Name, o.Addr, err)
+		return nil, o.Addr, err
 	}
-	s, err := New(c, &Options{Prefix: prefix, CloseClient: true})
-	if err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	return s, nil
+	a, _ := NewClient(c) // never fails for a *redis.Client
+	return a, o.Addr, nil
 }
 
 // OpenRedlockURL opens a redlock store on the masters named by rawURL,
-// redlock://[[user]:password@]host:port,host:port,...[/db][?prefix=...],
-// one go-redis client per master, without retries (the majority is the
-// retry). It pings every master and fails unless a majority answers. The
-// store owns the clients.
+// redlock://[[user]:password@]host:port,host:port,...[/db][?prefix=...]
+// (see redlock.OpenURL), one go-redis client per master, without retries
+// (the majority is the retry). It fails unless a majority of the masters
+// answers. The store owns the clients.
 func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
-	u, err := redlock.ParseURL(rawURL)
-	if err != nil {
-		return nil, openError(redlock.Name, "", err)
-	}
-	s, err := redlock.Dial(ctx, u, func(h string) lhredis.Client {
-		a, _ := NewClient(redis.NewClient(&redis.Options{
-			Addr: h, Username: u.Username, Password: u.Password, DB: u.DB,
-			MaxRetries:            -1,
-			DialerRetries:         1,
-			DialTimeout:           time.Second,
-			ContextTimeoutEnabled: true,
-		}))
-		return a
-	})
-	if err != nil {
-		return nil, err // never a typed nil in the interface
-	}
-	return s, nil
+	return redlock.OpenURL(ctx, rawURL, dialMaster)
 }
 
-func openError(store, addr string, err error) error {
-	if addr != "" {
-		err = fmt.Errorf("%s: %w", addr, err)
-	}
-	return &leasehold.StoreError{Store: store, Op: "open", Err: err}
-}
-
-// takePrefix removes the prefix=... query option, which is leasehold's
-// and unknown to the client libraries.
-func takePrefix(rawURL string) (rest, prefix string, err error) {
-	base, query, ok := strings.Cut(rawURL, "?")
-	if !ok {
-		return rawURL, "", nil
-	}
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return "", "", fmt.Errorf("bad query in URL: %w", err)
-	}
-	prefix = q.Get("prefix")
-	q.Del("prefix")
-	if len(q) == 0 {
-		return base, prefix, nil
-	}
-	return base + "?" + q.Encode(), prefix, nil
+// dialMaster is OpenRedlockURL's constructor for one master.
+func dialMaster(addr string, u redlock.URL) lhredis.Client {
+	a, _ := NewClient(redis.NewClient(&redis.Options{
+		Addr: addr, Username: u.Username, Password: u.Password, DB: u.DB,
+		MaxRetries:            -1,
+		DialerRetries:         1,
+		DialTimeout:           time.Second,
+		ContextTimeoutEnabled: true,
+	})) // never fails for a *redis.Client
+	return a
 }
 
 // RedlockOptions configure a redlock store; see redlock.Options.
@@ -101,13 +65,5 @@ type RedlockOptions = redlock.Options
 // NewRedlock returns a redlock store over clients, one per independent
 // master. The store does not close them unless opts.CloseClients is set.
 func NewRedlock[C redis.UniversalClient](clients []C, opts *RedlockOptions) (*redlock.Store, error) {
-	var cs []lhredis.Client
-	for _, c := range clients {
-		a, err := NewClient(c)
-		if err != nil {
-			return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: err}
-		}
-		cs = append(cs, a)
-	}
-	return redlock.New(cs, opts)
+	return redlock.NewAdapted(clients, func(c C) (lhredis.Client, error) { return NewClient(c) }, opts)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -12,181 +11,6 @@ import (
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/redis/internal/core"
 )
-
-// A split vote (simultaneous contenders, none with a majority) is retried
-// by the contenders that got the most masters; the others give up with a
-// HeldError, so the leaders find the masters free. A retry waits a random
-// delay below splitDelay doubled per attempt (at most splitDelayCap), so
-// that tied leaders drift apart; after splitRetries it gives up too.
-const (
-	splitRetries  = 10
-	splitDelay    = time.Millisecond
-	splitDelayCap = 64 * time.Millisecond
-)
-
-// tally is the outcome of one round of requests to every master.
-type tally struct {
-	st      *grantState
-	granted int
-	held    map[string][]*core.Lease // by owner
-	errs    nodeErrors
-	elapsed time.Duration
-}
-
-// Acquire claims req.Key on a majority of the masters; see the package
-// documentation. The grant's TTL is the validity, TTL - drift, counted from
-// before the first request; Grant.Private holds each master's token.
-func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	if err := leasehold.ValidateKey(req.Key); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if err := leasehold.ValidateTTL(req.TTL, s.Info()); err != nil {
-		return leasehold.Grant{}, err
-	}
-	for attempt := 1; ; attempt++ {
-		if err := s.check(ctx, "acquire"); err != nil {
-			return leasehold.Grant{}, err
-		}
-		g, retry, err := s.acquireOnce(ctx, req)
-		if !retry || attempt > splitRetries {
-			return g, err
-		}
-		t := time.NewTimer(rand.N(min(splitDelay<<attempt, splitDelayCap)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return leasehold.Grant{}, ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// acquireOnce runs one round. retry reports a split vote that this
-// contender leads or ties: nobody holds a majority, enough masters
-// answered, and another round may settle it.
-func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (g leasehold.Grant, retry bool, err error) {
-	ms := core.TTLMillis(req.TTL)
-	ttl := time.Duration(ms) * time.Millisecond
-	t := tally{
-		st:   &grantState{ttl: ttl, tokens: make([]uint64, len(s.nodes)), maybe: make([]bool, len(s.nodes))},
-		held: make(map[string][]*core.Lease),
-	}
-	var mu sync.Mutex
-	start := time.Now()
-	s.each(ctx, s.nodeTimeout(ttl), func(nctx context.Context, i int) {
-		tok, h, err := s.nodes[i].Acquire(nctx, req.Key, req.Owner, req.Label, ms)
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case err != nil:
-			t.st.maybe[i] = true
-			t.errs.add(s, i, err)
-		case h != nil:
-			t.held[h.Owner] = append(t.held[h.Owner], h)
-		default:
-			t.st.tokens[i] = tok
-			t.granted++
-		}
-	})
-	t.elapsed = time.Since(start)
-	drift := s.drift(ttl)
-	validity := ttl - t.elapsed - drift
-	if t.granted >= s.quorum && validity > 0 {
-		return leasehold.Grant{
-			Key: req.Key, Owner: req.Owner, Label: req.Label,
-			Token: slices.Max(t.st.tokens), TTL: ttl - drift, Private: t.st,
-		}, false, nil
-	}
-
-	// Failed: undo what this round may have taken, on a context detached
-	// from the caller's (which may be what ended the round).
-	s.releaseAll(ctx, req.Key, req.Owner, t.st)
-	if err := ctx.Err(); err != nil {
-		return leasehold.Grant{}, false, err
-	}
-	if t.granted >= s.quorum {
-		return leasehold.Grant{}, false, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf(
-			"key %q: a majority granted, but only after %s of the %s TTL (drift allowance %s): no validity left",
-			req.Key, t.elapsed.Round(time.Microsecond), ttl, drift)}
-	}
-	if len(s.nodes)-len(t.errs) < s.quorum {
-		return leasehold.Grant{}, false, s.quorumError("acquire", "granted", req.Key, t.granted, t.errs,
-			fmt.Sprintf("%d held by others, %d unreachable", len(s.nodes)-t.granted-len(t.errs), len(t.errs)))
-	}
-	top := t.largestHolder()
-	he := s.heldError(req.Key, top)
-	if len(top) >= s.quorum || len(top) > t.granted {
-		return leasehold.Grant{}, false, he // held, or another contender leads the split
-	}
-	return leasehold.Grant{}, true, he // a split vote this contender leads or ties
-}
-
-// largestHolder returns the leases of the owner holding the most masters.
-func (t *tally) largestHolder() []*core.Lease {
-	var top []*core.Lease
-	for _, ls := range t.held {
-		if len(ls) > len(top) {
-			top = ls
-		}
-	}
-	return top
-}
-
-// heldError describes the leases of one holder: its label, the largest
-// of its tokens, and the time until fewer than a majority of its masters
-// hold it (or until the last one ends, when it has no majority).
-func (s *Store) heldError(key string, ls []*core.Lease) *leasehold.HeldError {
-	he := &leasehold.HeldError{Key: key}
-	if len(ls) == 0 {
-		return he
-	}
-	he.Label = ls[0].Label
-	rem := make([]time.Duration, 0, len(ls))
-	for _, l := range ls {
-		he.Token = max(he.Token, l.Token)
-		rem = append(rem, l.Remaining)
-	}
-	slices.Sort(rem)
-	slices.Reverse(rem)
-	he.Remaining = rem[min(s.quorum, len(rem))-1]
-	return he
-}
-
-// releaseAll deletes the grant on every master that granted it, or whose
-// answer was lost. Errors are ignored: the TTL ends what is left.
-//
-// A master whose answer was lost is cleaned up in two steps, because its
-// token is unknown and the owner id alone does not name this round's grant:
-// Acquire retries a split vote with the same owner, and a caller may retry
-// with it too. A release that matched the owner alone could reach the master
-// late (its call timed out here but the command was still in flight), after
-// a later round or acquire of the same owner won the key, and delete that
-// later grant while its holder believes it holds the key. So the clean-up
-// reads the master's lease and, only if that read answered and names the
-// owner, deletes exactly that owner and token. However late either command
-// reaches the master, neither can touch a later grant: the read changes
-// nothing, and the delete names a token that existed before this call
-// returned, so before any later round was sent; a later grant on the
-// master gets a greater token. What the read does not see in time (no
-// answer, or the lost acquire arriving after it) is left to the TTL: a
-// blocked master, never a second holder.
-func (s *Store) releaseAll(ctx context.Context, key, owner string, st *grantState) {
-	rctx := context.WithoutCancel(ctx)
-	s.each(rctx, s.nodeTimeout(st.ttl), func(nctx context.Context, i int) {
-		tok := st.tokens[i]
-		if tok == 0 {
-			if !st.maybe[i] {
-				return
-			}
-			l, err := s.nodes[i].Holder(nctx, key)
-			if err != nil || l == nil || l.Owner != owner {
-				return
-			}
-			tok = l.Token
-		}
-		_, _ = s.nodes[i].Release(nctx, key, owner, tok)
-	})
-}
 
 // errNoState: a grant that did not come from this store's Acquire.
 var errNoState = errors.New("the grant carries no per-master state; pass the Grant that Acquire returned")
@@ -202,12 +26,26 @@ func forged(g leasehold.Grant, st *grantState) bool {
 	return g.Token != slices.Max(st.tokens)
 }
 
+// applied returns g with the TTL that Renew applies on the masters: the
+// TTL of the original request when g.TTL is the validity that Acquire or
+// Renew reported (shorter by the drift, so possibly below MinTTL), else
+// g.TTL as the caller changed it.
+func (s *Store) applied(g leasehold.Grant) leasehold.Grant {
+	if st, ok := s.state(g); ok && g.TTL == st.ttl-s.drift(st.ttl) {
+		g.TTL = st.ttl
+	}
+	return g
+}
+
 // Renew extends the lease on every master that granted it, and succeeds
 // when a majority did within the validity time. It returns ErrNotHeld when
 // too many masters refused for a majority to remain. The TTL applied is
 // the one of the original request (g.TTL reports the validity, shorter by
 // the drift), unless g.TTL was changed.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	if err := leasehold.CheckRenew(s.applied(g), s.Info()); err != nil {
+		return leasehold.Grant{}, err
+	}
 	st, ok := s.state(g)
 	if !ok {
 		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "renew", Err: fmt.Errorf("key %q: %w", g.Key, errNoState)}
@@ -215,13 +53,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if forged(g, st) {
 		return leasehold.Grant{}, fmt.Errorf("renew %q: token %d is not the grant's: %w", g.Key, g.Token, leasehold.ErrNotHeld)
 	}
-	ttl := st.ttl
-	if g.TTL != ttl-s.drift(ttl) {
-		ttl = g.TTL
-	}
-	if err := leasehold.ValidateTTL(ttl, s.Info()); err != nil {
-		return leasehold.Grant{}, err
-	}
+	ttl := s.applied(g).TTL
 	if err := s.check(ctx, "renew"); err != nil {
 		return leasehold.Grant{}, err
 	}
@@ -275,10 +107,13 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	return g, nil
 }
 
-// Release deletes the lease on every master that granted it. It succeeds when a majority
-// released it, and returns ErrNotHeld when too many masters no longer held
-// it for that.
+// Release deletes the lease on every master that granted it. It succeeds
+// when a majority released it, and returns ErrNotHeld when too many masters
+// no longer held it for that.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
+	if err := leasehold.CheckRelease(g); err != nil {
+		return err
+	}
 	st, ok := s.state(g)
 	if !ok {
 		return &leasehold.StoreError{Store: Name, Op: "release", Err: fmt.Errorf("key %q: %w", g.Key, errNoState)}
@@ -332,7 +167,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 // fewer than a majority hold it. ErrNotHeld when no owner has a majority;
 // a *leasehold.StoreError when too few masters answered to tell.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	if err := leasehold.ValidateKey(key); err != nil {
+	if err := leasehold.CheckHolder(key); err != nil {
 		return leasehold.Holder{}, err
 	}
 	if err := s.check(ctx, "holder"); err != nil {

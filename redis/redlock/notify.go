@@ -15,7 +15,7 @@ import (
 // connection is lost. Masters that cannot be subscribed to are skipped; it
 // fails only when none can.
 func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	if err := leasehold.ValidateKey(key); err != nil {
+	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
 	}
 	if err := s.check(ctx, "subscribe"); err != nil {

@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,30 +168,9 @@ func (s *Store) each(ctx context.Context, timeout time.Duration, f func(ctx cont
 	wg.Wait()
 }
 
-// nodeErrors lists per-master failures for an error message.
-type nodeErrors []string
-
-func (e *nodeErrors) add(s *Store, i int, err error) {
-	*e = append(*e, fmt.Sprintf("%s: %v", s.clients[i].Addr(), err))
-}
-
-func (e nodeErrors) String() string { return strings.Join(e, "; ") }
-
 // grantState is a grant's per-master state, kept in Grant.Private.
 type grantState struct {
 	ttl    time.Duration // the TTL applied on the masters
 	tokens []uint64      // each master's token; 0 where it did not grant
 	maybe  []bool        // the master's answer was lost: it may have granted
-}
-
-// quorumError reports a majority that could not be reached.
-func (s *Store) quorumError(op, verb, key string, ok int, errs nodeErrors, extra string) error {
-	msg := fmt.Sprintf("key %q: %d of %d masters %s, need %d", key, ok, len(s.nodes), verb, s.quorum)
-	if extra != "" {
-		msg += " (" + extra + ")"
-	}
-	if len(errs) > 0 {
-		msg += ": " + errs.String()
-	}
-	return &leasehold.StoreError{Store: Name, Op: op, Err: errors.New(msg)}
 }

@@ -2,9 +2,7 @@ package rueidis
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"time"
 
@@ -17,58 +15,52 @@ import (
 
 // OpenURL opens a redis store on the server named by rawURL,
 // redis://[[user]:password@]host:port[/db][?option=value...] (rediss:// for
-// TLS), with rueidis's URL options plus prefix=... for Options.Prefix.
-// rueidis connects at once, so a server that is down or refuses the
-// password fails here with an error naming it. The store owns the client:
-// its Close closes it.
+// TLS), with rueidis's URL options plus prefix=... for Options.Prefix (see
+// redis.OpenURL). rueidis connects at once, so a server that is down or
+// refuses the password fails here with an error naming it. The store owns
+// the client: its Close closes it.
 func OpenURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
-	rest, prefix, err := takePrefix(rawURL)
+	return lhredis.OpenURL(ctx, rawURL, dial)
+}
+
+// dial is OpenURL's redis.Dialer: a rueidis client without client-side
+// caching, pinged once.
+func dial(ctx context.Context, url string) (lhredis.Client, string, error) {
+	o, err := rueidis.ParseURL(url)
 	if err != nil {
-		return nil, openError("", err)
-	}
-	o, err := rueidis.ParseURL(rest)
-	if err != nil {
-		return nil, openError("", err)
+		return nil, "", err
 	}
 	o.DisableCache = true // the store reads nothing a client-side cache could serve
+	addr := strings.Join(o.InitAddress, ",")
 	c, err := rueidis.NewClient(o)
 	if err != nil {
-		return nil, openError(strings.Join(o.InitAddress, ","), err)
+		return nil, addr, err
 	}
 	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
 		c.Close()
-		return nil, openError(strings.Join(o.InitAddress, ","), err)
+		return nil, addr, err
 	}
-	s, err := New(c, &Options{Prefix: prefix, CloseClient: true})
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return s, nil
+	a, _ := NewClient(c) // never fails for a non-nil client
+	return a, addr, nil
 }
 
 // OpenRedlockURL opens a redlock store on the masters named by rawURL,
-// redlock://[[user]:password@]host:port,host:port,...[/db][?prefix=...],
-// one lazily connected rueidis client per master (see NewLazyClient), so
-// it opens with a minority of masters down. It fails unless a majority
-// answers a PING. The store owns the clients.
+// redlock://[[user]:password@]host:port,host:port,...[/db][?prefix=...]
+// (see redlock.OpenURL), one lazily connected rueidis client per master
+// (see NewLazyClient), so it opens with a minority of masters down. It
+// fails unless a majority answers. The store owns the clients.
 func OpenRedlockURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
-	u, err := redlock.ParseURL(rawURL)
-	if err != nil {
-		return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: err}
-	}
-	s, err := redlock.Dial(ctx, u, func(h string) lhredis.Client {
-		return NewLazyClient(rueidis.ClientOption{
-			InitAddress: []string{h}, Username: u.Username, Password: u.Password, SelectDB: u.DB,
-			DisableCache:      true,
-			ForceSingleClient: true, // a master is a standalone server: no cluster probing
-			Dialer:            net.Dialer{Timeout: time.Second},
-		})
+	return redlock.OpenURL(ctx, rawURL, dialMaster)
+}
+
+// dialMaster is OpenRedlockURL's constructor for one master.
+func dialMaster(addr string, u redlock.URL) lhredis.Client {
+	return NewLazyClient(rueidis.ClientOption{
+		InitAddress: []string{addr}, Username: u.Username, Password: u.Password, SelectDB: u.DB,
+		DisableCache:      true,
+		ForceSingleClient: true, // a master is a standalone server: no cluster probing
+		Dialer:            net.Dialer{Timeout: time.Second},
 	})
-	if err != nil {
-		return nil, err // never a typed nil in the interface
-	}
-	return s, nil
 }
 
 // RedlockOptions configure a redlock store; see redlock.Options.
@@ -77,39 +69,5 @@ type RedlockOptions = redlock.Options
 // NewRedlock returns a redlock store over clients, one per independent
 // master. The store does not close them unless opts.CloseClients is set.
 func NewRedlock(clients []rueidis.Client, opts *RedlockOptions) (*redlock.Store, error) {
-	var cs []lhredis.Client
-	for _, c := range clients {
-		a, err := NewClient(c)
-		if err != nil {
-			return nil, &leasehold.StoreError{Store: redlock.Name, Op: "open", Err: err}
-		}
-		cs = append(cs, a)
-	}
-	return redlock.New(cs, opts)
-}
-
-func openError(addr string, err error) error {
-	if addr != "" {
-		err = fmt.Errorf("%s: %w", addr, err)
-	}
-	return &leasehold.StoreError{Store: lhredis.Name, Op: "open", Err: err}
-}
-
-// takePrefix removes the prefix=... query option, which is leasehold's
-// and unknown to rueidis.
-func takePrefix(rawURL string) (rest, prefix string, err error) {
-	base, query, ok := strings.Cut(rawURL, "?")
-	if !ok {
-		return rawURL, "", nil
-	}
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return "", "", fmt.Errorf("bad query in URL: %w", err)
-	}
-	prefix = q.Get("prefix")
-	q.Del("prefix")
-	if len(q) == 0 {
-		return base, prefix, nil
-	}
-	return base + "?" + q.Encode(), prefix, nil
+	return redlock.NewAdapted(clients, NewClient, opts)
 }

@@ -1,0 +1,73 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/redis/internal/core"
+)
+
+// tally is the outcome of one round of requests to every master.
+type tally struct {
+	st      *grantState
+	granted int
+	held    map[string][]*core.Lease // by owner
+	errs    nodeErrors
+	elapsed time.Duration
+}
+
+// largestHolder returns the leases of the owner holding the most masters.
+func (t *tally) largestHolder() []*core.Lease {
+	var top []*core.Lease
+	for _, ls := range t.held {
+		if len(ls) > len(top) {
+			top = ls
+		}
+	}
+	return top
+}
+
+// heldError describes the leases of one holder: its label, the largest
+// of its tokens, and the time until fewer than a majority of its masters
+// hold it (or until the last one ends, when it has no majority).
+func (s *Store) heldError(key string, ls []*core.Lease) *leasehold.HeldError {
+	he := &leasehold.HeldError{Key: key}
+	if len(ls) == 0 {
+		return he
+	}
+	he.Label = ls[0].Label
+	rem := make([]time.Duration, 0, len(ls))
+	for _, l := range ls {
+		he.Token = max(he.Token, l.Token)
+		rem = append(rem, l.Remaining)
+	}
+	slices.Sort(rem)
+	slices.Reverse(rem)
+	he.Remaining = rem[min(s.quorum, len(rem))-1]
+	return he
+}
+
+// nodeErrors lists per-master failures for an error message.
+type nodeErrors []string
+
+func (e *nodeErrors) add(s *Store, i int, err error) {
+	*e = append(*e, fmt.Sprintf("%s: %v", s.clients[i].Addr(), err))
+}
+
+func (e nodeErrors) String() string { return strings.Join(e, "; ") }
+
+// quorumError reports a majority that could not be reached.
+func (s *Store) quorumError(op, verb, key string, ok int, errs nodeErrors, extra string) error {
+	msg := fmt.Sprintf("key %q: %d of %d masters %s, need %d", key, ok, len(s.nodes), verb, s.quorum)
+	if extra != "" {
+		msg += " (" + extra + ")"
+	}
+	if len(errs) > 0 {
+		msg += ": " + errs.String()
+	}
+	return &leasehold.StoreError{Store: Name, Op: op, Err: errors.New(msg)}
+}
