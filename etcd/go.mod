@@ -3,8 +3,8 @@ module github.com/leasehold-go/leasehold/etcd
 go 1.26.0
 
 require (
-	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold v0.1.0
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/goleak v1.3.0

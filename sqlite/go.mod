@@ -3,7 +3,7 @@ module github.com/leasehold-go/leasehold/sqlite
 go 1.26.0
 
 require (
-	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold v0.1.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.61.1
 )

@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold v0.1.0
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.61.1
 )

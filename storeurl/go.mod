@@ -3,12 +3,12 @@ module github.com/leasehold-go/leasehold/storeurl
 go 1.26.0
 
 require (
-	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/etcd v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/redis/goredis v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/sqlite v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold v0.1.0
+	github.com/leasehold-go/leasehold/etcd v0.1.0
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
+	github.com/leasehold-go/leasehold/postgres v0.1.0
+	github.com/leasehold-go/leasehold/redis/goredis v0.1.0
+	github.com/leasehold-go/leasehold/sqlite v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -24,7 +24,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000 // indirect
+	github.com/leasehold-go/leasehold/redis v0.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect

@@ -5,9 +5,9 @@ go 1.26
 require (
 	cirello.io/pglock v1.16.0
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/postgres v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold v0.1.0
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
+	github.com/leasehold-go/leasehold/postgres v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

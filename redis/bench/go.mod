@@ -5,11 +5,11 @@ go 1.26.0
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.0
-	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/redis/goredis v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/redis/rueidis v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold v0.1.0
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
+	github.com/leasehold-go/leasehold/redis v0.1.0
+	github.com/leasehold-go/leasehold/redis/goredis v0.1.0
+	github.com/leasehold-go/leasehold/redis/rueidis v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 )

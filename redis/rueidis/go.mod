@@ -3,9 +3,9 @@ module github.com/leasehold-go/leasehold/redis/rueidis
 go 1.26
 
 require (
-	github.com/leasehold-go/leasehold v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
-	github.com/leasehold-go/leasehold/redis v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold v0.1.0
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
+	github.com/leasehold-go/leasehold/redis v0.1.0
 	github.com/redis/rueidis v1.0.79
 )
 
