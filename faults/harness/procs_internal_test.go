@@ -1,43 +1,12 @@
 package harness
 
 import (
-	"bytes"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
-// groupAlive reports whether a process of group pgid is alive and not a
-// zombie, as /proc shows it.
-func groupAlive(pgid int) bool {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	want := strconv.Itoa(pgid)
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 || i+2 > len(b) {
-			continue
-		}
-		f := strings.Fields(string(b[i+2:]))
-		if len(f) >= 3 && f[2] == want && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
-}
 
 // Kill leaves nothing of the group alive: the leader, and children that
 // would otherwise outlive it.
@@ -48,14 +17,14 @@ func TestKillEndsTheWholeGroup(t *testing.T) {
 	}
 	pid := p.Pid()
 	end := time.Now().Add(10 * time.Second)
-	for !groupAlive(pid) {
+	for !testserver.GroupAlive(pid) {
 		if time.Now().After(end) {
 			t.Fatal("the group never showed up in /proc")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	p.Kill()
-	if groupAlive(pid) {
+	if testserver.GroupAlive(pid) {
 		t.Fatal("a member of the group is alive after Kill")
 	}
 	if p.Running() {
@@ -79,7 +48,7 @@ func TestKillAllEndsEveryGroup(t *testing.T) {
 	}
 	s.killAll()
 	for i, p := range ps {
-		if p.Running() || groupAlive(pids[i]) {
+		if p.Running() || testserver.GroupAlive(pids[i]) {
 			t.Errorf("group %d is alive after killAll", i)
 		}
 	}

@@ -24,15 +24,15 @@ func sigkill(pgid int) {
 // Linux) it sends one SIGKILL.
 func killGroup(pgid int, limit time.Duration) {
 	sigkill(pgid)
-	for end := time.Now().Add(limit); groupAlive(pgid) && time.Now().Before(end); {
+	for end := time.Now().Add(limit); GroupAlive(pgid) && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 		sigkill(pgid)
 	}
 }
 
-// groupAlive reports whether a process of group pgid is alive and not a
+// GroupAlive reports whether a process of group pgid is alive and not a
 // zombie, as /proc shows it.
-func groupAlive(pgid int) bool {
+func GroupAlive(pgid int) bool {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return false

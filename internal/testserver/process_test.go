@@ -88,7 +88,7 @@ func TestStopKillPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Kill()
-	if p.Running() || groupAlive(pid) {
+	if p.Running() || GroupAlive(pid) {
 		t.Fatal("the paused group outlived Kill")
 	}
 	if err := p.Resume(); err == nil {
