@@ -7,7 +7,6 @@ import (
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
-
 // Kill leaves nothing of the group alive: the leader, and children that
 // would otherwise outlive it.
 func TestKillEndsTheWholeGroup(t *testing.T) {
