@@ -79,9 +79,12 @@
 // releasing Store opens its key's bucket file for writing and closes it;
 // on Linux every Store that has subscribers holds one inotify watch on the
 // directory (started by the first Subscribe, stopped by Close), which
-// reports that close with the file's name, and the Store wakes that
-// bucket's subscribers. A waiter for another key in the same bucket wakes
-// too and makes one extra attempt, which finds its key still held.
+// reports that close with the file's name, and the Store wakes, for each
+// key of that bucket, its oldest subscriber (not all of them: only one can
+// win, and every attempt is a write transaction the others would queue
+// behind; the others wait for a later release or their backoff). A waiter
+// for another key in the same bucket wakes too and makes one extra attempt,
+// which finds its key still held.
 //
 // Wake-ups are hints; no guarantee depends on them. A lost one (the
 // inotify queue overflowed, the directory was removed, the watch could not

@@ -3,16 +3,17 @@ package sqlite
 import (
 	"context"
 	"hash/fnv"
+	"slices"
 	"sync"
 
 	"github.com/leasehold-go/leasehold"
 )
 
 // wakeBuckets is the number of files in the wake directory. A key belongs to
-// one bucket (a hash of the key), and a release wakes every subscriber of
-// its key's bucket: with 256 buckets a release wakes a waiter for another
-// key about once in 256 releases, and that waiter only makes one extra
-// acquire attempt.
+// one bucket (a hash of the key), and a release is announced to its key's
+// bucket: with 256 buckets a release wakes a waiter for another key about
+// once in 256 releases, and that waiter only makes one extra acquire
+// attempt.
 const wakeBuckets = 256
 
 // wakeDirSuffix names the wake directory beside the database file.
@@ -58,7 +59,7 @@ type waker struct {
 	dir string // the wake directory: the database path + wakeDirSuffix
 
 	mu     sync.Mutex
-	subs   map[int]map[*wakeSub]struct{} // by bucket
+	subs   map[int]map[string][]*wakeSub // by bucket, then key; oldest first
 	watch  *watch                        // nil until the first Subscribe, or after it failed
 	closed bool
 }
@@ -69,12 +70,17 @@ type wakeSub struct {
 }
 
 func newWaker(dbPath string) *waker {
-	return &waker{dir: dbPath + wakeDirSuffix, subs: make(map[int]map[*wakeSub]struct{})}
+	return &waker{dir: dbPath + wakeDirSuffix, subs: make(map[int]map[string][]*wakeSub)}
 }
 
 // Subscribe returns a channel that receives a value (non-blocking,
 // coalesced) when key may have become free: its holder released it, in this
-// or another process that shares the file. Expiry sends nothing: a waiter
+// or another process that shares the file. A release wakes one subscriber
+// of the key per Store, the oldest that has no wake-up pending, rather than
+// all of them: only one can win the key, and every attempt is a write
+// transaction that the others would queue behind; the rest keep to their
+// backoff until a later release. A subscriber that ends its subscription
+// with a wake-up unread passes it on to the next. Expiry sends nothing: a waiter
 // learns the holder's remaining time from the *leasehold.HeldError and
 // tries again then. On Linux one inotify watch per Store, on the wake
 // directory beside the file, carries releases between processes; where
@@ -103,21 +109,38 @@ func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, fun
 		w.watch, _ = startWatch(w) // nil on failure: a hint lost, not an error
 	}
 	if w.subs[b] == nil {
-		w.subs[b] = make(map[*wakeSub]struct{})
+		w.subs[b] = make(map[string][]*wakeSub)
 	}
-	w.subs[b][sub] = struct{}{}
+	w.subs[b][key] = append(w.subs[b][key], sub)
 	var once sync.Once
-	unsubscribe := func() {
-		once.Do(func() {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			delete(w.subs[b], sub)
-			if len(w.subs[b]) == 0 {
-				delete(w.subs, b)
-			}
-		})
-	}
+	unsubscribe := func() { once.Do(func() { w.remove(b, key, sub) }) }
 	return sub.ch, unsubscribe, nil
+}
+
+// remove ends sub's subscription to key. A wake-up that sub never read goes
+// to the next subscriber of key, which may win the key in its place.
+func (w *waker) remove(b int, key string, sub *wakeSub) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	subs := w.subs[b][key]
+	i := slices.Index(subs, sub)
+	if i < 0 {
+		return
+	}
+	subs = slices.Delete(subs, i, i+1)
+	switch {
+	case len(subs) > 0:
+		w.subs[b][key] = subs
+	case len(w.subs[b]) == 1:
+		delete(w.subs, b)
+	default:
+		delete(w.subs[b], key)
+	}
+	select {
+	case <-sub.ch:
+		wakeOne(subs)
+	default:
+	}
 }
 
 // released announces, after the commit, that key was released: it touches
@@ -134,7 +157,7 @@ func (w *waker) released(key string) {
 	}
 }
 
-// signal wakes every subscriber of bucket b.
+// signal wakes one subscriber of each key in bucket b.
 func (w *waker) signal(b int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -142,8 +165,19 @@ func (w *waker) signal(b int) {
 }
 
 func (w *waker) signalLocked(b int) {
-	for sub := range w.subs[b] {
-		notify(sub.ch)
+	for _, subs := range w.subs[b] {
+		wakeOne(subs)
+	}
+}
+
+// wakeOne wakes the oldest of subs that has no wake-up pending; if all have
+// one, each of them will try again anyway.
+func wakeOne(subs []*wakeSub) {
+	for _, sub := range subs {
+		if len(sub.ch) == 0 {
+			notify(sub.ch)
+			return
+		}
 	}
 }
 
@@ -151,20 +185,27 @@ func (w *waker) signalLocked(b int) {
 func (w *waker) signalAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, subs := range w.subs {
-		for sub := range subs {
-			notify(sub.ch)
+	for _, keys := range w.subs {
+		for _, subs := range keys {
+			for _, sub := range subs {
+				notify(sub.ch)
+			}
 		}
 	}
 }
 
 // lost is called by a watch that stopped on its own (its directory was
-// removed, a read failed): it wakes every subscriber, so none waits for an
-// event that will not come, and lets the next Subscribe start a new watch.
+// removed, a read failed). While there are subscribers it starts a new
+// watch (recreating the directory), then wakes every subscriber, since
+// releases between the two watches went unseen. If the new watch cannot
+// start, the next Subscribe tries again.
 func (w *waker) lost(wt *watch) {
 	w.mu.Lock()
 	if w.watch == wt {
 		w.watch = nil
+		if !w.closed && len(w.subs) > 0 {
+			w.watch, _ = startWatch(w)
+		}
 	}
 	w.mu.Unlock()
 	w.signalAll()

@@ -212,8 +212,8 @@ func waitWake(t *testing.T, ch <-chan struct{}, who string) {
 }
 
 // TestWakeDirectoryRemoved: when the wake directory is removed under a
-// watch, every subscriber is woken (its events may be lost), and the next
-// Subscribe watches again.
+// watch, every subscriber is woken (releases may go unseen for a moment),
+// and a new watch on a new directory wakes them on the next release.
 func TestWakeDirectoryRemoved(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the wake directory is watched on Linux only")
@@ -229,17 +229,9 @@ func TestWakeDirectoryRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitWake(t, ch, "subscriber when the directory went")
-	// The lost watch was dropped before the wake-up; the next Subscribe
-	// recreates the directory and watches it, and a release in another
-	// Store wakes it.
-	ch2, unsub2, err := s.Subscribe(ctxT(t), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unsub2()
 	other := openT(t, path, nil)
 	mustRelease(t, other, mustAcquire(t, other, req("k", time.Minute)))
-	waitWake(t, ch2, "subscriber after the directory was recreated")
+	waitWake(t, ch, "subscriber after the directory was recreated")
 	if fi, err := os.Stat(filepath.Join(path+wakeDirSuffix, bucketName(bucketOf("k")))); err != nil || fi.Mode() != 0o600 {
 		t.Fatalf("bucket file: %v %v, want mode 0600", fi, err)
 	}
@@ -280,4 +272,47 @@ func TestBucketNames(t *testing.T) {
 			t.Fatalf("parseBucket(%q) accepted", name)
 		}
 	}
+}
+
+// TestWakeOne: a release wakes one subscriber of the key per Store, the
+// oldest without a wake-up pending; one that ends its subscription with a
+// wake-up unread passes it to the next.
+func TestWakeOne(t *testing.T) {
+	s := openT(t, tempDB(t), nil)
+	const k, marker = "k", "marker"
+	if bucketOf(k) == bucketOf(marker) {
+		t.Fatal("pick other keys: k and marker share a bucket")
+	}
+	first, unsubFirst, err := s.Subscribe(ctxT(t), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, unsubSecond, err := s.Subscribe(ctxT(t), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsubSecond()
+	mb, unsubMarker, err := s.Subscribe(ctxT(t), marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsubMarker()
+	release := func(key string) { mustRelease(t, s, mustAcquire(t, s, req(key, time.Minute))) }
+	for round := range 2 {
+		release(k)
+		waitWake(t, first, fmt.Sprintf("round %d: the oldest subscriber", round))
+		release(marker) // events arrive in order: k's were all delivered
+		waitWake(t, mb, "marker")
+		if len(second) != 0 {
+			t.Fatalf("round %d: a release woke both subscribers of the key", round)
+		}
+	}
+	// Two releases while the oldest has its wake-up pending: the second
+	// goes to the next subscriber.
+	release(k)
+	release(k)
+	waitWake(t, second, "the next subscriber, while the oldest had a wake-up pending")
+	// The oldest leaves without reading its wake-up: the next gets it.
+	unsubFirst()
+	waitWake(t, second, "the next subscriber, after the oldest left with a wake-up unread")
 }
