@@ -157,3 +157,26 @@ func runHandoffChild(db, mode string) error {
 	}
 	return sc.Err()
 }
+
+// BenchmarkAnnounce: what a release pays for its wake-up (touching its
+// bucket file), with no watch, and with one watch of another Store
+// reading the events.
+func BenchmarkAnnounce(b *testing.B) {
+	for _, watched := range []bool{false, true} {
+		b.Run(map[bool]string{false: "unwatched", true: "watched"}[watched], func(b *testing.B) {
+			path := tempDB(b)
+			s := openT(b, path, nil)
+			if watched {
+				_, unsub, err := openT(b, path, nil).Subscribe(context.Background(), "other")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer unsub()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.wake.released("k")
+			}
+		})
+	}
+}
