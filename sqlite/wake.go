@@ -73,21 +73,20 @@ func newWaker(dbPath string) *waker {
 	return &waker{dir: dbPath + wakeDirSuffix, subs: make(map[int]map[string][]*wakeSub)}
 }
 
-// Subscribe returns a channel that receives a value (non-blocking,
-// coalesced) when key may have become free: its holder released it, in this
-// or another process that shares the file. A release wakes one subscriber
-// of the key per Store, the oldest that has no wake-up pending, rather than
-// all of them: only one can win the key, and every attempt is a write
-// transaction that the others would queue behind; the rest keep to their
-// backoff until a later release. A subscriber that ends its subscription
-// with a wake-up unread passes it on to the next. Expiry sends nothing: a waiter
-// learns the holder's remaining time from the *leasehold.HeldError and
-// tries again then. On Linux one inotify watch per Store, on the wake
-// directory beside the file, carries releases between processes; where
-// that watch cannot be set up (other systems, the inotify limits reached)
-// only releases made through this Store send, and waiters in other
-// processes rely on their backoff. Subscribe fails only when the store is
-// closed or ctx has ended.
+// Subscribe returns a channel that receives a value (non-blocking, coalesced)
+// when key may have become free: its holder released it, in this or another
+// process that shares the file. A release wakes one subscriber of the key per
+// Store, the oldest that has no wake-up pending, rather than all of them: only
+// one can win the key, and every attempt is a write transaction that the others
+// would queue behind; the rest keep to their backoff until a later release. A
+// subscriber that ends its subscription with a wake-up unread passes it on to
+// the next. Expiry sends nothing: a waiter learns the holder's remaining time
+// from the *leasehold.HeldError and tries again then. On Linux one inotify
+// watch per Store, on the wake directory beside the file, carries releases
+// between processes; where that watch cannot be set up (other systems, the
+// inotify limits reached) only releases made through this Store send, and
+// waiters in other processes rely on their backoff. Subscribe fails only when
+// the store is closed or ctx has ended.
 func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
