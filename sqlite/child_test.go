@@ -23,6 +23,8 @@ import (
 //   - churn: acquire and release KEYS keys in a loop forever, some left to
 //     expire, logging "key token" after each grant; the parent SIGKILLs it.
 //   - open: open DB and report the outcome on stdout.
+//   - wait: wait for KEY with an hour's backoff (waitChild).
+//   - handoff: wait for a key each time stdin has a line (runHandoffChild).
 func runChild(mode string) int {
 	ctx := context.Background()
 	db := os.Getenv("DB")
@@ -91,6 +93,18 @@ func runChild(mode string) int {
 		close(errc)
 		if msg, ok := <-errc; ok {
 			return fail("%s", msg)
+		}
+		return 0
+
+	case "wait":
+		if err := waitChild(db, os.Getenv("KEY")); err != nil {
+			return fail("%v", err)
+		}
+		return 0
+
+	case "handoff":
+		if err := runHandoffChild(db, os.Getenv("MODE")); err != nil {
+			return fail("%v", err)
 		}
 		return 0
 

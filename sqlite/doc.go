@@ -65,7 +65,33 @@
 //     token: no one else holds the key, and no newer token exists.
 //   - Release clears the lease if the owner and token still match; the key's
 //     token counter stays.
-//   - The store also implements leasehold.Lister and leasehold.BatchRenewer.
+//   - The store also implements leasehold.Lister, leasehold.BatchRenewer
+//     and leasehold.Notifier (see Waking waiters).
+//
+// # Waking waiters
+//
+// A waiting leasehold.Client subscribes to its key (Subscribe) and is woken
+// when the key is released, in this or any other process on the host, so that a
+// hand-off takes a wake-up and one acquire instead of the rest of a backoff
+// pause. There is nothing to set up: next to the database file (path.db) the
+// store keeps a directory path.db-wake of up to 256 empty files, one per bucket
+// of keys (a hash of the key). After a release commits, the releasing Store
+// opens its key's bucket file for writing and closes it; on Linux every Store
+// that has subscribers holds one inotify watch on the directory (started by the
+// first Subscribe, stopped by Close), which reports that close with the file's
+// name, and the Store wakes, for each key of that bucket, its oldest subscriber
+// (not all of them: only one can win, and every attempt is a write transaction
+// the others would queue behind; the others wait for a later release or their
+// backoff). A waiter for another key in the same bucket wakes too and makes one
+// extra attempt, which finds its key still held.
+//
+// Wake-ups are hints; no guarantee depends on them. A lost one (the inotify
+// queue overflowed, the directory was removed, the watch could not be created
+// because fs.inotify.max_user_instances is reached) leaves the waiter to its
+// backoff, as does an expiry, which nothing announces: the client retries when
+// the holder's remaining time is up. On systems other than Linux a release
+// wakes only the waiters of the Store that made it; waiters in other processes
+// find the key by their backoff.
 //
 // The file grows by one small row per distinct key ever used; keys are not
 // garbage collected, because deleting a row would reset its counter.

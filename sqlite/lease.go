@@ -136,7 +136,8 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 
 // Release ends g if g.Owner and g.Token still hold g.Key, and keeps the key's
 // token counter. It returns an error wrapping leasehold.ErrNotHeld, and
-// changes nothing, when they do not.
+// changes nothing, when they do not. Once a release is committed it wakes
+// the key's waiters in this and other processes (see Subscribe).
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := leasehold.CheckRelease(g); err != nil {
 		return err
@@ -162,6 +163,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if n == 0 {
 		return fmt.Errorf("release %q (token %d): %w", g.Key, g.Token, leasehold.ErrNotHeld)
 	}
+	s.wake.released(g.Key)
 	return nil
 }
 

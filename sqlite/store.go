@@ -60,7 +60,7 @@ type Options struct {
 }
 
 // Store is a leasehold.Store over one SQLite file. It also implements
-// leasehold.Lister and leasehold.BatchRenewer. It is safe for concurrent use;
+// leasehold.Lister, leasehold.BatchRenewer and leasehold.Notifier. It is safe for concurrent use;
 // open it with Open or OpenURL.
 type Store struct {
 	path        string
@@ -75,6 +75,7 @@ type Store struct {
 	writer chan struct{}
 
 	stmts  stmts
+	wake   *waker
 	closed atomic.Bool
 }
 
@@ -82,6 +83,7 @@ var (
 	_ leasehold.Store        = (*Store)(nil)
 	_ leasehold.Lister       = (*Store)(nil)
 	_ leasehold.BatchRenewer = (*Store)(nil)
+	_ leasehold.Notifier     = (*Store)(nil)
 )
 
 // maxConns caps the connections of one Store: one writer at a time, plus a
@@ -120,6 +122,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		now:         time.Now,
 		busyTimeout: DefaultBusyTimeout,
 		writer:      make(chan struct{}, 1),
+		wake:        newWaker(abs),
 	}
 	if opts.Now != nil {
 		s.now = opts.Now
@@ -209,13 +212,14 @@ func (s *Store) Info() leasehold.Info {
 	return leasehold.Info{Name: name, MinTTL: MinTTL, MaxTTL: leasehold.MaxTTL, SafeTokens: true, PortableGrants: true}
 }
 
-// Close closes the store's connections. It does not release leases; their
-// TTLs end them. Later calls fail with a StoreError wrapping
-// leasehold.ErrClosed.
+// Close stops the store's wake-up watch and closes its connections. It does
+// not release leases; their TTLs end them. Later calls fail with a
+// StoreError wrapping leasehold.ErrClosed.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.wake.close()
 	s.stmts.close()
 	if err := s.db.Close(); err != nil {
 		return &leasehold.StoreError{Store: name, Op: "close", Err: err}

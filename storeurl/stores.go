@@ -74,7 +74,7 @@ func Stores() []Kind {
 			Open: openSQLite, Migrate: migrateSQLite, Memory: MemoryProcess,
 			FaultBackends: []string{"sqlite"},
 			Token:         "per-key counter, same durable transaction as the grant",
-			Notes:         "the default; many processes on one host",
+			Notes:         "the default; many processes on one host; on Linux a release wakes their waiters",
 		},
 		{
 			Name: "memory", Title: "memory", Schemes: []string{"memory"},
