@@ -66,10 +66,14 @@ func (c *Client) groupInterval(g *batchGroup) time.Duration {
 // held.
 func (c *Client) renewBatch(g *batchGroup) {
 	interval := c.groupInterval(g)
+	sent := c.opts.Clock.Now()
 	ls := make([]*Lease, 0, len(g.members))
 	gs := make([]Grant, 0, len(g.members))
 	var earliest time.Time
 	for l := range g.members {
+		if !sent.Before(l.Deadline()) {
+			continue // past its deadline (the scheduler ran late): its deadline event ends it
+		}
 		ls = append(ls, l)
 		gs = append(gs, l.grant)
 		if d := l.Deadline(); earliest.IsZero() || d.Before(earliest) {
@@ -80,7 +84,6 @@ func (c *Client) renewBatch(g *batchGroup) {
 		c.in(&g.ev, jitter(interval, renewJitter))
 		return
 	}
-	sent := c.opts.Clock.Now()
 	// Half the time left of the most urgent member, but never less than
 	// half a period: a member close to its deadline retries on its own
 	// and must not starve the whole batch of time.

@@ -27,6 +27,7 @@ type Client struct {
 
 	// The scheduler (sched.go), guarded by mu but for wake.
 	events   eventHeap
+	epoch    time.Time     // the heap's time origin: Clock.Now() at New
 	looping  bool          // its goroutine is running
 	loopDone chan struct{} // closed when that goroutine returns
 	armed    time.Time     // the time its timer is set for
@@ -54,6 +55,7 @@ func New(store Store, opts *Options) (*Client, error) {
 		groups:  make(map[time.Duration]*batchGroup),
 		watches: make(map[<-chan struct{}]*lostWatch),
 		wake:    make(chan struct{}, 1),
+		epoch:   o.Clock.Now(),
 	}, nil
 }
 

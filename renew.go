@@ -78,7 +78,14 @@ func (c *Client) halt(l *Lease) {
 // least one more attempt before the deadline. c.mu must be held.
 func (c *Client) renewAlone(l *Lease) {
 	sent := c.opts.Clock.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout(l.Deadline().Sub(sent)))
+	left := l.Deadline().Sub(sent)
+	if left <= 0 {
+		// The scheduler ran late and the deadline has passed: a renewal
+		// sent now could extend a lease the holder no longer owns.
+		c.end(l, ErrExpired)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout(left))
 	l.rcancel = cancel
 	l.rgen++
 	gen := l.rgen
@@ -109,7 +116,7 @@ func (c *Client) settle(l *Lease, r renewResult) {
 	switch {
 	case r.err == nil:
 		l.failures = 0
-		c.at(&l.dl, l.extend(r.sent))
+		l.extend(r.sent) // the deadline event follows when it comes due (fire)
 		if l.group == nil {
 			c.in(&l.rn, jitter(l.interval(), renewJitter))
 		} else {

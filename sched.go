@@ -1,9 +1,6 @@
 package leasehold
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // A Client drives every lease it holds from one scheduler: a min-heap of
 // timed events (a lease's deadline, a lease's next renewal or retry, a
@@ -35,38 +32,98 @@ type event struct {
 	g    *batchGroup // evBatch
 }
 
-// eventHeap orders events by time, deadlines first among equal times.
-type eventHeap []*event
+// eventHeap is a min-heap of events by time, deadlines first among equal
+// times. Each entry carries its event's time as an offset from the client's
+// epoch, so that ordering reads the heap's own array and not the events
+// spread over the leases.
+type eventHeap []heapEntry
 
-func (h eventHeap) Len() int { return len(h) }
+type heapEntry struct {
+	at   int64 // nanoseconds from c.epoch
+	kind evKind
+	e    *event
+}
 
-func (h eventHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
-	if a.when.Equal(b.when) {
-		return a.kind < b.kind
+func (h eventHeap) less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
 	}
-	return a.when.Before(b.when)
+	return h[i].kind < h[j].kind
 }
 
-func (h eventHeap) Swap(i, j int) {
+func (h eventHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].pos = i + 1
-	h[j].pos = j + 1
+	h[i].e.pos = i + 1
+	h[j].e.pos = j + 1
 }
 
-func (h *eventHeap) Push(x any) {
-	e := x.(*event)
-	*h = append(*h, e)
-	e.pos = len(*h)
+func (h eventHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
 }
 
-func (h *eventHeap) Pop() any {
-	old := *h
-	n := len(old)
-	e := old[n-1]
-	old[n-1] = nil
+// down sifts entry i down, reporting whether it moved.
+func (h eventHeap) down(i int) bool {
+	i0, n := i, len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	return i > i0
+}
+
+// set puts e in the heap at at, or moves it there.
+func (h *eventHeap) set(e *event, at int64) {
+	if e.pos == 0 {
+		*h = append(*h, heapEntry{at: at, kind: e.kind, e: e})
+		e.pos = len(*h)
+		h.up(len(*h) - 1)
+		return
+	}
+	i := e.pos - 1
+	(*h)[i].at = at
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+// remove takes e out of the heap.
+func (h *eventHeap) remove(e *event) {
+	i, n := e.pos-1, len(*h)-1
+	if i != n {
+		h.swap(i, n)
+	}
+	(*h)[n] = heapEntry{}
+	*h = (*h)[:n]
 	e.pos = 0
-	*h = old[:n-1]
+	if i != n {
+		if !h.down(i) {
+			h.up(i)
+		}
+	}
+}
+
+// pop takes the earliest event out of the heap.
+func (h *eventHeap) pop() *event {
+	e := (*h)[0].e
+	h.remove(e)
 	return e
 }
 
@@ -79,11 +136,7 @@ const dueChunk = 512
 // not running. c.mu must be held.
 func (c *Client) at(e *event, when time.Time) {
 	e.when = when
-	if e.pos > 0 {
-		heap.Fix(&c.events, e.pos-1)
-	} else {
-		heap.Push(&c.events, e)
-	}
+	c.events.set(e, int64(when.Sub(c.epoch)))
 	if !c.looping {
 		c.looping = true
 		c.loopDone = make(chan struct{})
@@ -105,7 +158,7 @@ func (c *Client) unschedule(e *event) {
 	if e.pos == 0 {
 		return
 	}
-	heap.Remove(&c.events, e.pos-1)
+	c.events.remove(e)
 	if len(c.events) == 0 {
 		c.poke() // nothing left: the loop exits
 	}
@@ -153,8 +206,8 @@ func (c *Client) runDue(fired time.Time) (time.Time, bool) {
 			cut = fired
 		}
 		n := 0
-		for ; n < dueChunk && len(c.events) > 0 && !c.events[0].when.After(cut); n++ {
-			c.fire(heap.Pop(&c.events).(*event))
+		for ; n < dueChunk && len(c.events) > 0 && !c.events[0].e.when.After(cut); n++ {
+			c.fire(c.events.pop(), cut)
 		}
 		if len(c.events) == 0 {
 			c.looping = false
@@ -163,7 +216,7 @@ func (c *Client) runDue(fired time.Time) (time.Time, bool) {
 			return time.Time{}, false
 		}
 		if n < dueChunk {
-			c.armed = c.events[0].when
+			c.armed = c.events[0].e.when
 			c.mu.Unlock()
 			return c.armed, true
 		}
@@ -171,10 +224,18 @@ func (c *Client) runDue(fired time.Time) (time.Time, bool) {
 	}
 }
 
-// fire handles a due event, which has left the heap. c.mu must be held.
-func (c *Client) fire(e *event) {
+// fire handles an event due at cut, which has left the heap. A deadline
+// event is moved lazily: a renewal extends the lease's deadline without
+// touching the heap, and the event, once due, is set again for the deadline
+// as it now stands, or ends the lease if that has passed too. c.mu must be
+// held.
+func (c *Client) fire(e *event, cut time.Time) {
 	switch e.kind {
 	case evDeadline:
+		if d := e.l.Deadline(); d.After(cut) {
+			c.at(e, d)
+			return
+		}
 		c.end(e.l, ErrExpired)
 	case evRenew:
 		c.renewAlone(e.l)
