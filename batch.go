@@ -7,13 +7,20 @@ import (
 
 // batchGroup renews every lease a client holds with one TTL on a
 // BatchRenewer store in one call per renew period, so holding many leases
-// costs one round trip per period, not one per lease.
+// costs one round trip per period, not one per lease. Its event on the
+// client's scheduler starts each batch; one batch is in flight at a time.
+// Guarded by c.mu.
 type batchGroup struct {
-	c       *Client
-	ttl     time.Duration
-	members map[*Lease]struct{} // guarded by c.mu
-	stop    chan struct{}
+	ttl      time.Duration
+	members  map[*Lease]struct{}
+	ev       event
+	failures int  // consecutive failed batch calls
+	stopped  bool // left empty and dropped: a batch in flight schedules no other
 }
+
+// settleChunk bounds the batch results applied per hold of c.mu, so that a
+// large batch does not hold the scheduler off for long.
+const settleChunk = 256
 
 // join adds l to its batch group, starting the group if needed. It reports
 // whether l is renewed by a group. c.mu must be held.
@@ -23,86 +30,97 @@ func (c *Client) join(l *Lease) bool {
 	}
 	g := c.groups[l.ttl]
 	if g == nil {
-		g = &batchGroup{c: c, ttl: l.ttl, members: make(map[*Lease]struct{}), stop: make(chan struct{})}
+		g = &batchGroup{ttl: l.ttl, members: make(map[*Lease]struct{})}
+		g.ev = event{kind: evBatch, g: g}
 		c.groups[l.ttl] = g
-		go g.run()
+		c.in(&g.ev, jitter(l.interval(), renewJitter))
 	}
 	g.members[l] = struct{}{}
+	l.group = g
 	return true
 }
 
 // leave removes l from its batch group and stops an empty group. c.mu must
 // be held.
 func (c *Client) leave(l *Lease) {
-	g := c.groups[l.ttl]
+	g := l.group
 	if g == nil {
 		return
 	}
 	delete(g.members, l)
 	if len(g.members) == 0 {
-		close(g.stop)
-		delete(c.groups, l.ttl)
+		g.stopped = true
+		c.unschedule(&g.ev)
+		if c.groups[g.ttl] == g {
+			delete(c.groups, g.ttl)
+		}
 	}
 }
 
-func (g *batchGroup) run() {
-	o := &g.c.opts
-	br := g.c.store.(BatchRenewer)
-	interval := time.Duration(float64(g.ttl) * o.RenewFraction)
-	delay := jitter(interval, renewJitter)
-	failures := 0
-	for {
-		t := o.Clock.NewTimer(delay)
-		select {
-		case <-g.stop:
-			t.Stop()
-			return
-		case <-t.C():
+// groupInterval is the time between batches of g, before jitter.
+func (c *Client) groupInterval(g *batchGroup) time.Duration {
+	return time.Duration(float64(g.ttl) * c.opts.RenewFraction)
+}
+
+// renewBatch starts one batch of g's members on a goroutine. c.mu must be
+// held.
+func (c *Client) renewBatch(g *batchGroup) {
+	interval := c.groupInterval(g)
+	sent := c.opts.Clock.Now()
+	ls := make([]*Lease, 0, len(g.members))
+	gs := make([]Grant, 0, len(g.members))
+	var earliest time.Time
+	for l := range g.members {
+		if !sent.Before(l.Deadline()) {
+			continue // past its deadline (the scheduler ran late): its deadline event ends it
 		}
-		g.c.mu.Lock()
-		ls := make([]*Lease, 0, len(g.members))
-		gs := make([]Grant, 0, len(g.members))
-		for l := range g.members {
-			if l.ctx.Err() != nil {
-				continue // ended, and leaving the group
-			}
-			ls = append(ls, l)
-			gs = append(gs, l.grant)
+		ls = append(ls, l)
+		gs = append(gs, l.grant)
+		if d := l.Deadline(); earliest.IsZero() || d.Before(earliest) {
+			earliest = d
 		}
-		g.c.mu.Unlock()
-		if len(ls) == 0 {
-			delay = jitter(interval, renewJitter)
-			continue
-		}
-		sent := o.Clock.Now()
-		earliest := ls[0].Deadline()
-		for _, l := range ls[1:] {
-			if d := l.Deadline(); d.Before(earliest) {
-				earliest = d
-			}
-		}
-		// Half the time left of the most urgent member, but never less than
-		// half a period: a member close to its deadline retries on its own
-		// and must not starve the whole batch of time.
-		ctx, cancel := context.WithTimeout(context.Background(), max(attemptTimeout(earliest.Sub(sent)), interval/2))
-		res, err := br.RenewMany(ctx, gs)
-		cancel()
-		if err == nil && len(res) != len(ls) {
-			err = &StoreError{Store: g.c.info.Name, Op: "renew", Err: errShortBatch}
-		}
-		for i, l := range ls {
+	}
+	if len(ls) == 0 {
+		c.in(&g.ev, jitter(interval, renewJitter))
+		return
+	}
+	// Half the time left of the most urgent member, but never less than
+	// half a period: a member close to its deadline retries on its own
+	// and must not starve the whole batch of time.
+	timeout := max(attemptTimeout(earliest.Sub(sent)), interval/2)
+	go c.batchCall(g, ls, gs, sent, timeout)
+}
+
+// batchCall makes one RenewMany call and applies its results.
+func (c *Client) batchCall(g *batchGroup, ls []*Lease, gs []Grant, sent time.Time, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	res, err := c.store.(BatchRenewer).RenewMany(ctx, gs)
+	cancel()
+	if err == nil && len(res) != len(ls) {
+		err = &StoreError{Store: c.info.Name, Op: "renew", Err: errShortBatch}
+	}
+	for i := 0; i < len(ls); i += settleChunk {
+		c.mu.Lock()
+		for j := i; j < min(i+settleChunk, len(ls)); j++ {
 			r := renewResult{sent: sent, err: err, wholeBatch: err != nil}
 			if err == nil {
-				r.err = res[i].Err
+				r.err = res[j].Err
 			}
-			l.deliver(r)
+			c.settle(ls[j], r)
 		}
-		if err != nil {
-			failures++
-			delay = min(o.Backoff.Delay(failures), interval/2)
-		} else {
-			failures = 0
-			delay = jitter(interval, renewJitter)
-		}
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g.stopped {
+		return
+	}
+	interval := c.groupInterval(g)
+	if err != nil {
+		g.failures++
+		c.in(&g.ev, min(c.opts.Backoff.Delay(g.failures), interval/2))
+	} else {
+		g.failures = 0
+		c.in(&g.ev, jitter(interval, renewJitter))
 	}
 }

@@ -19,10 +19,21 @@ type Client struct {
 	info  Info
 	opts  Options
 
-	mu     sync.Mutex
-	leases map[*Lease]struct{}
-	groups map[time.Duration]*batchGroup // BatchRenewer stores: one group per TTL
-	closed bool
+	mu      sync.Mutex
+	leases  map[*Lease]struct{}
+	groups  map[time.Duration]*batchGroup  // BatchRenewer stores: one group per TTL
+	watches map[<-chan struct{}]*lostWatch // one per distinct Grant.Lost channel
+	closed  bool
+
+	// The scheduler (sched.go), guarded by mu but for wake.
+	events   eventHeap
+	epoch    time.Time     // the heap's time origin: Clock.Now() at New
+	looping  bool          // its goroutine is running
+	loopDone chan struct{} // closed when that goroutine returns
+	armed    time.Time     // the time its timer is set for
+	wake     chan struct{} // pokes it to look at the heap again
+
+	bg sync.WaitGroup // the releases of lost leases
 }
 
 // New returns a client over store. A nil opts means the defaults. It
@@ -37,11 +48,14 @@ func New(store Store, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	return &Client{
-		store:  store,
-		info:   store.Info(),
-		opts:   o,
-		leases: make(map[*Lease]struct{}),
-		groups: make(map[time.Duration]*batchGroup),
+		store:   store,
+		info:    store.Info(),
+		opts:    o,
+		leases:  make(map[*Lease]struct{}),
+		groups:  make(map[time.Duration]*batchGroup),
+		watches: make(map[<-chan struct{}]*lostWatch),
+		wake:    make(chan struct{}, 1),
+		epoch:   o.Clock.Now(),
 	}, nil
 }
 
@@ -318,8 +332,9 @@ func (c *Client) Do(ctx context.Context, key string, opts AcquireOptions, fn fun
 }
 
 // Close releases every lease the client still holds and stops its
-// goroutines. Later acquires fail with ErrClosed. It does not close the
-// store.
+// goroutines: it waits for the scheduler to stop and for the background
+// releases of lost leases (each bounded by ReleaseTimeout). Later acquires
+// fail with ErrClosed. It does not close the store.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
@@ -334,5 +349,13 @@ func (c *Client) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	c.mu.Lock()
+	done := c.loopDone
+	looping := c.looping
+	c.mu.Unlock()
+	if looping {
+		<-done
+	}
+	c.bg.Wait()
 	return errors.Join(errs...)
 }

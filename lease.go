@@ -28,21 +28,16 @@ type Lease struct {
 	deadline time.Time
 	released bool // store.Release has been called
 
-	results chan renewResult // from the renew goroutine or the batch group
-	stop    chan struct{}    // closed by Release
-	exited  chan struct{}    // closed when run returns
+	// The client's scheduler state for the lease, guarded by c.mu.
+	dl, rn   event              // the deadline; the next renewal or retry of its own
+	failures int                // consecutive failed renewals
+	halted   bool               // ended or released: nothing more is scheduled
+	group    *batchGroup        // the batch group renewing it, if any
+	rcancel  context.CancelFunc // cancels its own renewal in flight
+	rgen     uint32             // counts its own renewals, to match rcancel
 
 	releaseOnce sync.Once
 	releaseErr  error
-}
-
-type renewResult struct {
-	sent time.Time
-	err  error
-	// wholeBatch: err is the failure of a whole batch call, which the
-	// batch group retries itself; a failure of this grant alone is
-	// retried by the lease on its own.
-	wholeBatch bool
 }
 
 // start turns a grant sent at sent into a held lease.
@@ -53,19 +48,13 @@ func (c *Client) start(ctx context.Context, g Grant, sent time.Time, ttl time.Du
 	}
 	deadline := sent.Add(c.opts.HoldFor(hold))
 	lctx, cancel := context.WithCancelCause(fence.WithToken(context.WithoutCancel(ctx), g.Token))
-	l := &Lease{
-		c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, deadline: deadline,
-		results: make(chan renewResult, 1),
-		stop:    make(chan struct{}),
-		exited:  make(chan struct{}),
-	}
+	l := &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, deadline: deadline}
 	if !c.opts.Clock.Now().Before(deadline) {
 		// A late "you have the lock": the reply came after the holder's
 		// deadline, so the grant may already belong to someone else.
 		err := &LostError{Key: g.Key, Token: g.Token, Reason: fmt.Errorf("%w: the grant arrived after the holder's deadline", ErrExpired)}
 		cancel(err)
 		l.storeRelease(ctx)
-		close(l.exited)
 		return nil, err
 	}
 	c.mu.Lock()
@@ -73,13 +62,10 @@ func (c *Client) start(ctx context.Context, g Grant, sent time.Time, ttl time.Du
 		c.mu.Unlock()
 		cancel(ErrClosed)
 		l.storeRelease(ctx)
-		close(l.exited)
 		return nil, ErrClosed
 	}
-	c.leases[l] = struct{}{}
-	batched := c.join(l)
+	c.schedule(l)
 	c.mu.Unlock()
-	go l.run(batched)
 	return l, nil
 }
 
@@ -119,7 +105,7 @@ func (l *Lease) Deadline() time.Time {
 
 // Remaining returns the holder-side time left, 0 once the lease has ended
 // or its deadline has passed. It reads the clock, so it is 0 from the
-// deadline on even if the lease's goroutine has not yet cancelled the
+// deadline on even if the client's scheduler has not yet cancelled the
 // context.
 func (l *Lease) Remaining() time.Duration {
 	if l.ctx.Err() != nil {
@@ -156,8 +142,9 @@ func (l *Lease) Checkpoint(need time.Duration) error {
 // error. Calling it again returns the same result.
 func (l *Lease) Release(ctx context.Context) error {
 	l.releaseOnce.Do(func() {
-		close(l.stop)
-		<-l.exited
+		l.c.mu.Lock()
+		l.c.halt(l) // no deadline, renewal or loss can end it from here on
+		l.c.mu.Unlock()
 		if cause := context.Cause(l.ctx); errors.Is(cause, ErrLost) {
 			l.releaseErr = cause
 			return
@@ -185,11 +172,4 @@ func (l *Lease) storeRelease(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
 	return l.c.store.Release(rctx, l.grant)
-}
-
-// lose ends the lease with cause, frees the store's side best-effort, and
-// forgets it.
-func (l *Lease) lose(reason error) {
-	l.cancel(&LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: reason})
-	_ = l.storeRelease(context.Background())
 }

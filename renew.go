@@ -7,46 +7,126 @@ import (
 	"time"
 )
 
-// run is the lease's one goroutine: it renews (unless a batch group does),
-// enforces the holder-side deadline and watches the store's loss signal.
-func (l *Lease) run(batched bool) {
-	defer close(l.exited)
-	defer l.c.forget(l)
-	rctx, rcancel := context.WithCancel(context.Background())
-	defer rcancel()
-	t := &runTimers{clock: l.c.opts.Clock, batched: batched}
-	t.deadline = t.clock.NewTimer(l.Deadline().Sub(t.clock.Now()))
-	defer t.stop()
-	interval := time.Duration(float64(l.ttl) * l.c.opts.RenewFraction)
-	t.schedule(jitter(interval, renewJitter))
-	failures := 0
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-l.grant.Lost:
-			l.lose(fmt.Errorf("%w: the store reported the grant gone", ErrNotHeld))
-			return
-		case <-t.deadline.C():
-			l.lose(ErrExpired)
-			return
-		case <-t.renewC:
-			t.renewC = nil
-			go l.renewOnce(rctx)
-		case r := <-l.results:
-			switch {
-			case r.err == nil:
-				failures = 0
-				t.resetDeadline(l.extend(r.sent))
-				t.schedule(jitter(interval, renewJitter))
-			case errors.Is(r.err, ErrNotHeld):
-				l.lose(r.err)
-				return
-			default:
-				failures++
-				l.jeopardy(r, failures, t)
-			}
+// The lease's lifecycle on the client's scheduler (sched.go): its deadline
+// event ends it, its renew event starts its own renewal (unless a batch
+// group renews it, when the event is used for its own retries only), and
+// each renewal's result moves the deadline, ends the lease or schedules a
+// retry. All of it runs under c.mu.
+
+type renewResult struct {
+	sent time.Time
+	err  error
+	// wholeBatch: err is the failure of a whole batch call, which the
+	// batch group retries itself; a failure of this grant alone is
+	// retried by the lease on its own.
+	wholeBatch bool
+}
+
+// interval is the time between renewals of l, before jitter.
+func (l *Lease) interval() time.Duration {
+	return time.Duration(float64(l.ttl) * l.c.opts.RenewFraction)
+}
+
+// schedule registers a lease that start has made: its deadline, its first
+// renewal (or its batch group's), and the watch on its grant's Lost
+// channel. c.mu must be held.
+func (c *Client) schedule(l *Lease) {
+	c.leases[l] = struct{}{}
+	l.dl = event{kind: evDeadline, l: l}
+	l.rn = event{kind: evRenew, l: l}
+	c.at(&l.dl, l.deadline)
+	if !c.join(l) {
+		c.in(&l.rn, jitter(l.interval(), renewJitter))
+	}
+	c.watch(l)
+}
+
+// end ends l, lost for reason: it cancels l's context with a *LostError,
+// stops its scheduling and frees the store's side in the background (best
+// effort). c.mu must be held, so that Release sees either a lease it
+// halts or one already lost.
+func (c *Client) end(l *Lease, reason error) {
+	if l.halted {
+		return
+	}
+	l.cancel(&LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: reason})
+	c.halt(l)
+	c.bg.Go(func() { _ = l.storeRelease(context.Background()) })
+}
+
+// halt stops everything the scheduler does for l: its events, its renewal
+// in flight, its batch group and Lost watch; l is forgotten. c.mu must be
+// held.
+func (c *Client) halt(l *Lease) {
+	if l.halted {
+		return
+	}
+	l.halted = true
+	c.unschedule(&l.dl)
+	c.unschedule(&l.rn)
+	if l.rcancel != nil {
+		l.rcancel()
+		l.rcancel = nil
+	}
+	delete(c.leases, l)
+	c.leave(l)
+	c.unwatch(l)
+}
+
+// renewAlone starts l's own renewal on a goroutine of its own. The attempt
+// may take half the time left, so that a hung connection leaves room for at
+// least one more attempt before the deadline. c.mu must be held.
+func (c *Client) renewAlone(l *Lease) {
+	sent := c.opts.Clock.Now()
+	left := l.Deadline().Sub(sent)
+	if left <= 0 {
+		// The scheduler ran late and the deadline has passed: a renewal
+		// sent now could extend a lease the holder no longer owns.
+		c.end(l, ErrExpired)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout(left))
+	l.rcancel = cancel
+	l.rgen++
+	gen := l.rgen
+	go func() {
+		defer cancel()
+		_, err := c.store.Renew(ctx, l.grant)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if l.rgen == gen {
+			l.rcancel = nil // no later renewal of its own has started
 		}
+		c.settle(l, renewResult{sent: sent, err: err})
+	}()
+}
+
+// attemptTimeout bounds one renewal attempt made with left before the
+// deadline: half of it, so that at least two attempts fit.
+func attemptTimeout(left time.Duration) time.Duration {
+	return max(left/2, time.Millisecond)
+}
+
+// settle applies a renewal's result to l; a result that arrives after l
+// has ended is dropped. c.mu must be held.
+func (c *Client) settle(l *Lease, r renewResult) {
+	if l.halted {
+		return
+	}
+	switch {
+	case r.err == nil:
+		l.failures = 0
+		l.extend(r.sent) // the deadline event follows when it comes due (fire)
+		if l.group == nil {
+			c.in(&l.rn, jitter(l.interval(), renewJitter))
+		} else {
+			c.unschedule(&l.rn) // the batch renewed it: no retry of its own
+		}
+	case errors.Is(r.err, ErrNotHeld):
+		c.end(l, r.err)
+	default:
+		l.failures++
+		c.jeopardy(l, r)
 	}
 }
 
@@ -63,93 +143,69 @@ func (l *Lease) extend(sent time.Time) time.Time {
 
 // jeopardy handles a renewal that failed ambiguously or transiently: not
 // extended, not lost. It retries until the deadline settles it: on its own,
-// unless the whole batch failed (the batch group retries that).
-func (l *Lease) jeopardy(r renewResult, failures int, t *runTimers) {
-	o := &l.c.opts
+// unless the whole batch failed (the batch group retries that). c.mu must
+// be held.
+func (c *Client) jeopardy(l *Lease, r renewResult) {
+	o := &c.opts
 	left := l.Remaining()
 	if o.OnJeopardy != nil {
 		// On its own goroutine: a callback that blocks (or calls Release)
 		// must never delay the deadline.
 		go o.OnJeopardy(Jeopardy{Key: l.grant.Key, Token: l.grant.Token, Remaining: left, Err: r.err})
 	}
-	d := min(o.Backoff.Delay(failures), max(left/4, time.Millisecond))
-	if r.wholeBatch {
-		t.schedule(d)
-	} else {
-		t.retry(d)
+	if r.wholeBatch && l.group != nil {
+		return
+	}
+	c.in(&l.rn, min(o.Backoff.Delay(l.failures), max(left/4, time.Millisecond)))
+}
+
+// lostWatch watches one Grant.Lost channel for the leases whose grants
+// carry it (an etcd session's is shared by all its grants).
+type lostWatch struct {
+	leases map[*Lease]struct{}
+	stop   chan struct{}
+}
+
+// watch ends l when its grant's Lost channel closes. Each distinct channel
+// has one goroutine, for as long as a lease carries it. c.mu must be held.
+func (c *Client) watch(l *Lease) {
+	ch := l.grant.Lost
+	if ch == nil {
+		return
+	}
+	w := c.watches[ch]
+	if w == nil {
+		w = &lostWatch{leases: make(map[*Lease]struct{}), stop: make(chan struct{})}
+		c.watches[ch] = w
+		go c.watchLost(ch, w)
+	}
+	w.leases[l] = struct{}{}
+}
+
+// unwatch drops l from its Lost watch, stopping a watch left empty. c.mu
+// must be held.
+func (c *Client) unwatch(l *Lease) {
+	ch := l.grant.Lost
+	w := c.watches[ch]
+	if ch == nil || w == nil {
+		return
+	}
+	delete(w.leases, l)
+	if len(w.leases) == 0 {
+		close(w.stop)
+		delete(c.watches, ch)
 	}
 }
 
-// runTimers are run's two timers: the holder's deadline and the lease's
-// own next renewal.
-type runTimers struct {
-	clock    Clock
-	batched  bool // a batch group schedules the renewals
-	deadline Timer
-	renewT   Timer
-	renewC   <-chan time.Time
-}
-
-// retry schedules this lease's own renewal in d.
-func (t *runTimers) retry(d time.Duration) {
-	if t.renewT != nil {
-		t.renewT.Stop()
-	}
-	t.renewT = t.clock.NewTimer(d)
-	t.renewC = t.renewT.C()
-}
-
-// schedule schedules the next renewal in d, for a lease that no batch group
-// renews.
-func (t *runTimers) schedule(d time.Duration) {
-	if !t.batched {
-		t.retry(d)
-	}
-}
-
-func (t *runTimers) resetDeadline(at time.Time) {
-	t.deadline.Stop()
-	t.deadline = t.clock.NewTimer(at.Sub(t.clock.Now()))
-}
-
-func (t *runTimers) stop() {
-	t.deadline.Stop()
-	if t.renewT != nil {
-		t.renewT.Stop()
-	}
-}
-
-// renewOnce sends one renewal and reports the result to run. The attempt
-// may take half the time left, so that a hung connection leaves room for at
-// least one more attempt before the deadline.
-func (l *Lease) renewOnce(ctx context.Context) {
-	o := &l.c.opts
-	sent := o.Clock.Now()
-	ctx, cancel := context.WithTimeout(ctx, attemptTimeout(l.Deadline().Sub(sent)))
-	defer cancel()
-	_, err := l.c.store.Renew(ctx, l.grant)
-	l.deliver(renewResult{sent: sent, err: err})
-}
-
-// attemptTimeout bounds one renewal attempt made with left before the
-// deadline: half of it, so that at least two attempts fit.
-func attemptTimeout(left time.Duration) time.Duration {
-	return max(left/2, time.Millisecond)
-}
-
-// deliver hands a renewal result to run, unless the lease has ended.
-func (l *Lease) deliver(r renewResult) {
+func (c *Client) watchLost(ch <-chan struct{}, w *lostWatch) {
 	select {
-	case l.results <- r:
-	case <-l.ctx.Done(): // ended: run is releasing or gone, the result is moot
-	case <-l.exited:
+	case <-w.stop:
+		return
+	case <-ch:
 	}
-}
-
-// forget drops l from the client's bookkeeping (and its batch group).
-func (c *Client) forget(l *Lease) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.leases, l)
-	c.leave(l)
+	for l := range w.leases {
+		c.end(l, fmt.Errorf("%w: the store reported the grant gone", ErrNotHeld))
+	}
 }
