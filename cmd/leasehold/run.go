@@ -303,6 +303,15 @@ func (g *guard) drain() {
 // reports and says that the lease was lost, if it was and that was not said.
 func (g *guard) settle() {
 	g.drain()
+	if !time.Now().Before(g.l.Deadline()) {
+		// The deadline has passed (leasehold was stopped past it, say), so
+		// the client is ending the lease; its scheduler may not have run
+		// yet after a SIGCONT. Take in the loss it is about to report.
+		select {
+		case <-g.l.Done():
+		case <-time.After(time.Second):
+		}
+	}
 	if err := g.l.Err(); errors.Is(err, leasehold.ErrLost) && !g.lostSaid {
 		g.lostSaid = true
 		fmt.Fprintf(g.a.stderr, "leasehold run: %s\n", message(err))
