@@ -221,7 +221,7 @@ func (c *Client) acquireQueued(ctx context.Context, w Waiter, req AcquireRequest
 	}
 	sent := c.opts.Clock.Now()
 	if _, err := c.store.Renew(ctx, g); err != nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.ReleaseTimeout)
+		rctx, cancel := context.WithTimeout(detach(ctx), c.opts.ReleaseTimeout)
 		defer cancel()
 		_ = c.store.Release(rctx, g)
 		if errors.Is(err, ErrNotHeld) {
