@@ -73,6 +73,9 @@ func BenchmarkHeldLeaseMemory(b *testing.B) {
 		b.ReportMetric(float64(int64(s3)-int64(s2))/n, "stack-B/lease")
 		b.ReportMetric(float64(int64(h1)-int64(h0))/n, "store-B/grant")
 		b.ReportMetric(float64(g3-g2)/n, "goroutines/lease")
+		// For scripts/bench-page's summary table.
+		fmt.Printf("SUMMARY held-bytes-per-lease %.0f\n", float64(int64(h3)-int64(h2))/n)
+		fmt.Printf("SUMMARY held-goroutines-10k %d\n", g3-g2)
 		runtime.KeepAlive(ls)
 		if err := c.Close(); err != nil {
 			b.Fatal(err)
@@ -143,6 +146,7 @@ func BenchmarkHeldLeasesRenewed(b *testing.B) {
 			return float64(max(g-maxInterval, 0)) / float64(time.Millisecond)
 		}
 		b.ReportMetric(float64(missed), "missed")
+		fmt.Printf("SUMMARY held-100k-missed %d\n", missed) // for scripts/bench-page
 		b.ReportMetric(float64(len(gaps)), "renewals")
 		b.ReportMetric(lag(0.5), "lag-p50-ms")
 		b.ReportMetric(lag(0.99), "lag-p99-ms")

@@ -59,6 +59,8 @@ func BenchmarkHandoffProcess(b *testing.B) {
 		ss := samples[i]
 		b.ReportMetric(float64(ss[len(ss)/2])/1e6, m+"_p50_ms")
 		b.ReportMetric(float64(ss[len(ss)*9/10])/1e6, m+"_p90_ms")
+		// For scripts/bench-page's summary table.
+		fmt.Printf("SUMMARY embedded-handoff-%s-p50-ms %.3f\n", m, float64(ss[len(ss)/2])/1e6)
 	}
 }
 
