@@ -1,0 +1,345 @@
+package testserver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ZooKeeperJar is where Debian's zookeeper package (scripts/install/zookeeper.sh)
+// puts the server; $LEASEHOLD_ZOOKEEPER_JAR overrides it.
+const ZooKeeperJar = "/usr/share/java/zookeeper.jar"
+
+// ZooKeeperOptions configure a ZooKeeper server or ensemble. The zero value
+// is one standalone server with a 100 ms tick, session timeouts from 200 ms
+// to 60 s, in a new folder under the system's temporary folder.
+type ZooKeeperOptions struct {
+	// Nodes is the number of servers; 0 means 1 (standalone). An ensemble
+	// needs a majority of its servers running to serve.
+	Nodes int
+	// Tick is tickTime; 0 means 100 ms (ZooKeeper's default is 2 s). The
+	// leader's election and follower sync limits are 10 and 5 ticks.
+	Tick time.Duration
+	// MinSession and MaxSession bound the session timeouts the servers
+	// negotiate; 0 means 2 ticks and 60 s.
+	MinSession, MaxSession time.Duration
+	// Dir holds the servers' data, configuration and logs; "" means a new
+	// folder under the system's temporary folder (NewZooKeeper: the
+	// test's), removed by Stop.
+	Dir string
+	// Config holds more zoo.cfg lines ("key=value") for every server.
+	Config []string
+	// Env is added to the servers' environment.
+	Env []string
+}
+
+// ZooKeeperNode is one server of an ensemble.
+type ZooKeeperNode struct {
+	*Process
+	ID   int    // its myid, from 1
+	Port int    // its client port on 127.0.0.1
+	Dir  string // its data folder and zoo.cfg
+}
+
+// Addr returns the node's client address, 127.0.0.1:port.
+func (n *ZooKeeperNode) Addr() string { return fmt.Sprintf("127.0.0.1:%d", n.Port) }
+
+// ZooKeeper is a running standalone server or ensemble.
+type ZooKeeper struct {
+	Nodes []*ZooKeeperNode
+
+	mu    sync.Mutex
+	rmDir string // removed by Stop
+}
+
+// StartZooKeeper starts the servers and waits until every one serves (a
+// standalone server, or a leader and its followers). It retries with new
+// ports if another process took one meanwhile.
+func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*ZooKeeper, error) {
+	java, err := FindBin("java", "zookeeper.sh")
+	if err != nil {
+		return nil, err
+	}
+	jar := os.Getenv("LEASEHOLD_ZOOKEEPER_JAR")
+	if jar == "" {
+		jar = ZooKeeperJar
+	}
+	if _, err := os.Stat(jar); err != nil {
+		return nil, notInstalled(jar, "zookeeper.sh", []string{jar})
+	}
+	opts = opts.withDefaults()
+	dir, rm := opts.Dir, ""
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "leasehold-zookeeper-"); err != nil {
+			return nil, err
+		}
+		rm = dir
+	}
+	for attempt := range 3 {
+		var z *ZooKeeper
+		if z, err = startZooKeeper(ctx, filepath.Join(dir, fmt.Sprint(attempt)), java, jar, opts); err == nil {
+			z.rmDir = rm
+			return z, nil
+		}
+	}
+	if rm != "" {
+		_ = os.RemoveAll(rm)
+	}
+	return nil, fmt.Errorf("testserver: cannot start a %d-server ZooKeeper ensemble: %w", opts.Nodes, err)
+}
+
+// NewZooKeeper starts servers for t (failing t if it cannot), with their
+// data in t's temporary folder, and stops them when t ends.
+func NewZooKeeper(t testing.TB, opts ZooKeeperOptions) *ZooKeeper {
+	t.Helper()
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	z, err := StartZooKeeper(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(z.Stop)
+	return z
+}
+
+func (o ZooKeeperOptions) withDefaults() ZooKeeperOptions {
+	if o.Nodes == 0 {
+		o.Nodes = 1
+	}
+	if o.Tick == 0 {
+		o.Tick = 100 * time.Millisecond
+	}
+	if o.MinSession == 0 {
+		o.MinSession = 2 * o.Tick
+	}
+	if o.MaxSession == 0 {
+		o.MaxSession = time.Minute
+	}
+	return o
+}
+
+func startZooKeeper(ctx context.Context, dir, java, jar string, opts ZooKeeperOptions) (*ZooKeeper, error) {
+	ports, err := FreePorts(3 * opts.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	var servers []string
+	for i := range opts.Nodes {
+		if opts.Nodes > 1 {
+			servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, ports[3*i+1], ports[3*i+2]))
+		}
+	}
+	z := &ZooKeeper{}
+	for i := range opts.Nodes {
+		n := &ZooKeeperNode{ID: i + 1, Port: ports[3*i], Dir: filepath.Join(dir, fmt.Sprintf("zk%d", i+1))}
+		cfg := filepath.Join(n.Dir, "zoo.cfg")
+		if err := writeZooKeeperConfig(n, cfg, opts, servers); err != nil {
+			return nil, err
+		}
+		n.Process = NewProcess(Spec{
+			Name: fmt.Sprintf("zookeeper %d on port %d", n.ID, n.Port),
+			Path: java,
+			Args: []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+				"-Dzookeeper.admin.enableServer=false",
+				"-cp", jar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg},
+			Env:       opts.Env,
+			Log:       filepath.Join(n.Dir, "zookeeper.log"),
+			Probe:     func(ctx context.Context) error { return zooKeeperServes(ctx, n.Addr()) },
+			StopGrace: 300 * time.Millisecond,
+		})
+		z.Nodes = append(z.Nodes, n)
+	}
+	for _, n := range z.Nodes {
+		if err := n.Launch(); err != nil {
+			z.Stop()
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for _, n := range z.Nodes {
+		if err := n.WaitReady(ctx); err != nil {
+			logs := z.Logs()
+			z.Stop()
+			return nil, fmt.Errorf("%w\n%s", err, logs)
+		}
+	}
+	return z, nil
+}
+
+func writeZooKeeperConfig(n *ZooKeeperNode, path string, opts ZooKeeperOptions, servers []string) error {
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(n.Dir, "myid"), fmt.Appendf(nil, "%d\n", n.ID), 0o644); err != nil {
+		return err
+	}
+	lines := []string{
+		fmt.Sprintf("tickTime=%d", opts.Tick.Milliseconds()),
+		"initLimit=10",
+		"syncLimit=5",
+		"dataDir=" + n.Dir,
+		fmt.Sprintf("clientPort=%d", n.Port),
+		"clientPortAddress=127.0.0.1",
+		fmt.Sprintf("minSessionTimeout=%d", opts.MinSession.Milliseconds()),
+		fmt.Sprintf("maxSessionTimeout=%d", opts.MaxSession.Milliseconds()),
+		"4lw.commands.whitelist=srvr,ruok,mntr,stat",
+		"admin.enableServer=false",
+		"maxClientCnxns=0",
+		"forceSync=no",
+	}
+	lines = append(lines, servers...)
+	lines = append(lines, opts.Config...)
+	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// errNotServing means a server answered srvr but does not serve yet (it
+// has no quorum, or is still loading).
+var errNotServing = errors.New("testserver: the ZooKeeper server does not serve yet")
+
+// zooKeeperServes asks addr "srvr" and reports whether it serves: ruok
+// answers imok before a server can take sessions; srvr names its Mode only
+// when it can.
+func zooKeeperServes(ctx context.Context, addr string) error {
+	out, err := fourLetterWord(ctx, addr, "srvr")
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(out, "Mode: ") {
+		return fmt.Errorf("%w: srvr said %q", errNotServing, strings.TrimSpace(out))
+	}
+	return nil
+}
+
+// fourLetterWord sends one of ZooKeeper's four-letter commands to addr and
+// returns the answer (the server closes the connection after it).
+func fourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	} else {
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	}
+	if _, err := io.WriteString(c, cmd); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(bufio.NewReader(c))
+	return string(b), err
+}
+
+// Mode returns node i's "Mode:" from srvr: "standalone", "leader" or
+// "follower"; an error when it does not serve.
+func (z *ZooKeeper) Mode(ctx context.Context, i int) (string, error) {
+	out, err := fourLetterWord(ctx, z.Nodes[i].Addr(), "srvr")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		if m, ok := strings.CutPrefix(strings.TrimSpace(line), "Mode: "); ok {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("%w: srvr said %q", errNotServing, strings.TrimSpace(out))
+}
+
+// Leader returns the index of the ensemble's leader (of a standalone
+// server, 0), or an error when none serves as leader.
+func (z *ZooKeeper) Leader(ctx context.Context) (int, error) {
+	for i, n := range z.Nodes {
+		if !n.Running() {
+			continue
+		}
+		if m, err := z.Mode(ctx, i); err == nil && (m == "leader" || m == "standalone") {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("%w: no server is the leader", errNotServing)
+}
+
+// WaitServing waits until every running server serves (after a restart or
+// a leader's loss, a new election must finish).
+func (z *ZooKeeper) WaitServing(ctx context.Context) error {
+	for _, n := range z.Nodes {
+		if n.Running() {
+			if err := n.WaitReady(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Restart starts server i again on its data folder and port, without
+// waiting for it: see WaitServing.
+func (z *ZooKeeper) Restart(i int) error { return z.Nodes[i].Launch() }
+
+// Kill sends SIGKILL to server i and waits for it to exit.
+func (z *ZooKeeper) Kill(i int) { z.Nodes[i].Process.Kill() }
+
+// Stop stops every server (SIGTERM, then SIGKILL after 300 ms) and removes
+// the ensemble's folder if StartZooKeeper made it.
+func (z *ZooKeeper) Stop() {
+	var wg sync.WaitGroup
+	for _, n := range z.Nodes {
+		wg.Go(func() { n.Halt(syscall.SIGTERM, 300*time.Millisecond) })
+	}
+	wg.Wait()
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.rmDir != "" {
+		_ = os.RemoveAll(z.rmDir)
+		z.rmDir = ""
+	}
+}
+
+// Servers returns the client addresses of all servers, comma-separated:
+// the connection string of ZooKeeper's clients.
+func (z *ZooKeeper) Servers() string {
+	var hs []string
+	for _, n := range z.Nodes {
+		hs = append(hs, n.Addr())
+	}
+	return strings.Join(hs, ",")
+}
+
+// URL returns the zk:// URL of the ensemble under chroot ("" for none),
+// for the zookeeper store's OpenURL.
+func (z *ZooKeeper) URL(chroot string) string {
+	return "zk://" + z.Servers() + "/" + strings.TrimPrefix(chroot, "/")
+}
+
+// PIDs returns the process ids of the running servers.
+func (z *ZooKeeper) PIDs() []int {
+	var pids []int
+	for _, n := range z.Nodes {
+		if pid := n.Pid(); pid != 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Logs returns the tail of every server's log, for failure messages.
+func (z *ZooKeeper) Logs() string {
+	var b strings.Builder
+	for _, n := range z.Nodes {
+		b.WriteString(n.Log())
+	}
+	return b.String()
+}
