@@ -137,3 +137,10 @@ func redact(raw string) string {
 	}
 	return out
 }
+
+// CheckURL reports what is wrong with rawURL as an etcd store URL, as
+// OpenURL would, without contacting anything; nil when OpenURL can use it.
+func CheckURL(rawURL string) error {
+	_, _, err := parseURL(rawURL)
+	return err
+}

@@ -118,3 +118,10 @@ func parseURL(rawURL string) (Options, *pgxpool.Config, error) {
 	}
 	return opts, cfg, nil
 }
+
+// CheckURL reports what is wrong with rawURL as a store URL, as OpenURL
+// would, without contacting anything; nil when OpenURL can use it.
+func CheckURL(rawURL string) error {
+	_, _, err := parseURL(rawURL)
+	return err
+}

@@ -66,3 +66,16 @@ func cutPrefix(rawURL string) (rest, prefix string, err error) {
 	}
 	return base + "?" + q.Encode(), prefix, nil
 }
+
+// CheckURL reports what is wrong with rawURL as OpenURL would, without
+// contacting anything: leasehold's options, then the rest by parse, the
+// client library's own URL parser. nil when OpenURL can use it.
+//
+// The adapters' CheckURL functions call it with their parser; use theirs.
+func CheckURL(rawURL string, parse func(url string) error) error {
+	rest, _, err := cutPrefix(rawURL)
+	if err != nil {
+		return err
+	}
+	return parse(rest)
+}

@@ -27,6 +27,9 @@ func Migrate(ctx context.Context, rawURL string) error {
 	if k.Migrate == nil {
 		return fmt.Errorf("%w: the %s store keeps no schema", ErrNoMigration, k.Name)
 	}
+	if err := k.CheckURL(rawURL); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
 	return k.Migrate(ctx, rawURL)
 }
 

@@ -33,6 +33,9 @@ func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := k.CheckURL(rawURL); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
 	return k.Open(ctx, rawURL, u)
 }
 

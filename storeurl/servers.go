@@ -13,7 +13,13 @@ import (
 )
 
 // The stores on servers. Each opener checks that the server answers, so a
-// wrong address or password is reported by Open.
+// wrong address or password is reported by Open; each checker is the
+// store's own URL parser.
+
+func checkRedis(rawURL string) error    { return goredis.CheckURL(rawURL) }
+func checkRedlock(rawURL string) error  { return goredis.CheckRedlockURL(rawURL) }
+func checkPostgres(rawURL string) error { return postgres.CheckURL(rawURL) }
+func checkEtcd(rawURL string) error     { return etcd.CheckURL(rawURL) }
 
 func openRedis(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
 	return goredis.OpenURL(ctx, rawURL)

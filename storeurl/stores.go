@@ -29,7 +29,13 @@ type Kind struct {
 	// Usage is the store's line in the CLI's usage text: a URL pattern,
 	// padded to a column, and what it names.
 	Usage string
-	// Open opens the store named by rawURL, whose parsed form is u.
+	// CheckURL reports what is wrong with rawURL, whose scheme is one of
+	// Schemes, without contacting anything: the store's own parser, so that
+	// a bad URL is told from a store that cannot be reached (Open wraps its
+	// error in ErrBadURL). nil when Open can use the URL.
+	CheckURL func(rawURL string) error
+	// Open opens the store named by rawURL, whose parsed form is u; CheckURL
+	// has passed.
 	Open func(ctx context.Context, rawURL string, u *url.URL) (leasehold.Store, error)
 	// Migrate creates or upgrades the store's schema; nil when it keeps
 	// none (Migrate reports ErrNoMigration).
@@ -71,26 +77,26 @@ func Stores() []Kind {
 			URLs:    []string{"sqlite:///path.db", "file:///path.db"},
 			Usage: "sqlite:///abs/path.db   file:///abs/path.db   sqlite:relative/path.db\n" +
 				"                        the embedded store: one file that processes on this host share",
-			Open: openSQLite, Migrate: migrateSQLite, Memory: MemoryProcess,
+			CheckURL: checkSQLite, Open: openSQLite, Migrate: migrateSQLite, Memory: MemoryProcess,
 			FaultBackends: []string{"sqlite"},
 			Token:         "per-key counter, same durable transaction as the grant",
 			Notes:         "the default; many processes on one host; on Linux a release wakes their waiters",
 		},
 		{
 			Name: "memory", Title: "memory", Schemes: []string{"memory"},
-			Package: "memory",
-			URLs:    []string{"memory://"},
-			Usage:   "memory://               an empty in-process store (lives as long as one leasehold command)",
-			Open:    openMemory, Memory: MemoryHeap,
+			Package:  "memory",
+			URLs:     []string{"memory://"},
+			Usage:    "memory://               an empty in-process store (lives as long as one leasehold command)",
+			CheckURL: checkMemory, Open: openMemory, Memory: MemoryHeap,
 			Token: "per-key counter",
 			Notes: "in-process, tests and examples",
 		},
 		{
 			Name: "redis", Title: "Redis", Schemes: []string{"redis", "rediss"},
 			Package: "redis", Adapters: []string{"redis/goredis", "redis/rueidis"},
-			URLs:          []string{"redis://host:port/db"},
-			Usage:         "redis://host:port/db    (rediss:// for TLS)",
-			Open:          openRedis,
+			URLs:     []string{"redis://host:port/db"},
+			Usage:    "redis://host:port/db    (rediss:// for TLS)",
+			CheckURL: checkRedis, Open: openRedis,
 			FaultBackends: []string{"redis"},
 			Token:         "counter in the acquire script, floored by the server's `TIME` so a restart without persistence cannot reuse a token",
 			Notes:         "see redis/README.md",
@@ -98,29 +104,29 @@ func Stores() []Kind {
 		{
 			Name: "redlock", Title: "Redlock", Schemes: []string{"redlock"},
 			Package: "redis/redlock", Adapters: []string{"redis/goredis", "redis/rueidis"},
-			URLs:          []string{"redlock://h1:p1,h2:p2,h3:p3"},
-			Usage:         "redlock://host1:port,host2:port,...",
-			Open:          openRedlock,
+			URLs:     []string{"redlock://h1:p1,h2:p2,h3:p3"},
+			Usage:    "redlock://host1:port,host2:port,...",
+			CheckURL: checkRedlock, Open: openRedlock,
 			FaultBackends: []string{"redlock"},
 			Token:         "**not a safe fence** (`Info().SafeTokens == false`)",
 			Notes:         "quorum of independent masters",
 		},
 		{
 			Name: "postgres", Title: "PostgreSQL", Schemes: []string{"postgres", "postgresql"},
-			Package: "postgres",
-			URLs:    []string{"postgres://...", "postgres://...?mode=advisory"},
-			Usage:   "postgres://user@host/db (also postgresql://; ?mode=advisory for advisory locks)",
-			Open:    openPostgres, Migrate: migratePostgres,
+			Package:  "postgres",
+			URLs:     []string{"postgres://...", "postgres://...?mode=advisory"},
+			Usage:    "postgres://user@host/db (also postgresql://; ?mode=advisory for advisory locks)",
+			CheckURL: checkPostgres, Open: openPostgres, Migrate: migratePostgres,
 			FaultBackends: []string{"postgres-lease", "postgres-advisory"},
 			Token:         "row counter / sequence in the acquire statement",
 			Notes:         "lease rows work behind PgBouncer; advisory mode needs a session connection",
 		},
 		{
 			Name: "etcd", Title: "etcd", Schemes: []string{"etcd"},
-			Package:       "etcd",
-			URLs:          []string{"etcd://h1:p1,h2:p2"},
-			Usage:         "etcd://host:port[,host:port...][/prefix]",
-			Open:          openEtcd,
+			Package:  "etcd",
+			URLs:     []string{"etcd://h1:p1,h2:p2"},
+			Usage:    "etcd://host:port[,host:port...][/prefix]",
+			CheckURL: checkEtcd, Open: openEtcd,
 			FaultBackends: []string{"etcd"},
 			Token:         "the key's create revision",
 			Notes:         "one keepalive per session",

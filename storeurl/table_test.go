@@ -45,7 +45,7 @@ func TestREADMETable(t *testing.T) {
 func TestTable(t *testing.T) {
 	seen := map[string]string{}
 	for _, k := range Stores() {
-		if k.Name == "" || k.Title == "" || k.Package == "" || len(k.Schemes) == 0 || len(k.URLs) == 0 || k.Usage == "" || k.Open == nil || k.Token == "" {
+		if k.Name == "" || k.Title == "" || k.Package == "" || len(k.Schemes) == 0 || len(k.URLs) == 0 || k.Usage == "" || k.CheckURL == nil || k.Open == nil || k.Token == "" {
 			t.Errorf("row %q is missing a field: %+v", k.Name, k)
 		}
 		for _, s := range k.Schemes {
@@ -89,4 +89,58 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestGoodURLs checks that each store's CheckURL accepts URLs of every
+// form its package documents.
+func TestGoodURLs(t *testing.T) {
+	for _, u := range []string{
+		"sqlite:///tmp/x.db", "file:///tmp/x.db", "sqlite:rel/x.db", "memory://",
+		"redis://127.0.0.1:6379/0", "rediss://u:p@127.0.0.1:6380/2?prefix=app:",
+		"redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/0?prefix=x",
+		"postgres://u@127.0.0.1/db?mode=advisory", "postgresql://u:p@127.0.0.1:5432/db?sslmode=disable",
+		"etcd://127.0.0.1:2379", "etcd://u:p@127.0.0.1:2379,127.0.0.1:2380/app?dial_timeout=2s",
+	} {
+		k, ok := Lookup(strings.Split(u, ":")[0])
+		if !ok {
+			t.Fatalf("no row for %q", u)
+		}
+		if err := k.CheckURL(u); err != nil {
+			t.Errorf("%s CheckURL(%q) = %v; want nil", k.Name, u, err)
+		}
+	}
+}
+
+// TestBadURLs checks that a URL wrong in any part is ErrBadURL, from Open
+// and Migrate alike, before anything is contacted (the hosts named here
+// do not exist, and the context is already cancelled).
+func TestBadURLs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, u := range []string{
+		"sqlite://host/path.db",
+		"memory://x",
+		"redis://127.0.0.1:notaport/0",
+		"redis://127.0.0.1:6379/notadb",
+		"redis://127.0.0.1:6379/0?prefix=%zz",
+		"redlock://127.0.0.1:1,127.0.0.1/0",
+		"redlock://127.0.0.1:1/0?nosuch=1",
+		"postgres://u@127.0.0.1/db?mode=bogus",
+		"postgresql://u@127.0.0.1/db?cancel=sometimes",
+		"etcd://",
+		"etcd://127.0.0.1",
+		"etcd://127.0.0.1:2379?dial_timeout=soon",
+	} {
+		if s, err := Open(ctx, u); !errors.Is(err, ErrBadURL) {
+			if s != nil {
+				_ = s.Close()
+			}
+			t.Errorf("Open(%q) = %v; want ErrBadURL", u, err)
+		}
+		if k, _ := Lookup(strings.Split(u, ":")[0]); k.Migrate != nil {
+			if err := Migrate(ctx, u); !errors.Is(err, ErrBadURL) {
+				t.Errorf("Migrate(%q) = %v; want ErrBadURL", u, err)
+			}
+		}
+	}
 }

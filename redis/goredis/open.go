@@ -21,6 +21,22 @@ func OpenURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	return lhredis.OpenURL(ctx, rawURL, dial)
 }
 
+// CheckURL reports what is wrong with rawURL as OpenURL would, without
+// contacting the server; nil when OpenURL can use it.
+func CheckURL(rawURL string) error {
+	return lhredis.CheckURL(rawURL, func(url string) error {
+		_, err := redis.ParseURL(url)
+		return err
+	})
+}
+
+// CheckRedlockURL reports what is wrong with rawURL as OpenRedlockURL
+// would, without contacting the masters; nil when it can use it.
+func CheckRedlockURL(rawURL string) error {
+	_, err := redlock.ParseURL(rawURL)
+	return err
+}
+
 // dial is OpenURL's redis.Dialer: a go-redis client that bounds each call
 // by its context, pinged once.
 func dial(ctx context.Context, url string) (lhredis.Client, string, error) {

@@ -23,6 +23,15 @@ func OpenURL(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	return lhredis.OpenURL(ctx, rawURL, dial)
 }
 
+// CheckURL reports what is wrong with rawURL as OpenURL would, without
+// contacting the server; nil when OpenURL can use it.
+func CheckURL(rawURL string) error {
+	return lhredis.CheckURL(rawURL, func(url string) error {
+		_, err := rueidis.ParseURL(url)
+		return err
+	})
+}
+
 // dial is OpenURL's redis.Dialer: a rueidis client without client-side
 // caching, pinged once.
 func dial(ctx context.Context, url string) (lhredis.Client, string, error) {
