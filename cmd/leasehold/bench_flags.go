@@ -64,6 +64,9 @@ func (a *app) parseBench(args []string) (*benchPlan, int) {
 			fmt.Fprint(a.stdout, benchUsage)
 			return nil, exitOK
 		}
+		if a.jsonErrors {
+			return nil, a.failJSON("bench", usagef("%v", err))
+		}
 		fmt.Fprintf(a.stderr, "leasehold bench: %v (see leasehold bench -h)\n", err)
 		return nil, exitUsage
 	}

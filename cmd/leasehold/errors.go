@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,9 @@ import (
 
 // fail prints err for cmd and returns its exit status.
 func (a *app) fail(cmd string, err error) int {
+	if a.jsonErrors {
+		return a.failJSON(cmd, err)
+	}
 	var he *leasehold.HeldError
 	if errors.As(err, &he) {
 		fmt.Fprintf(a.stderr, "leasehold %s: %s\n", cmd, heldMessage(he))
@@ -28,9 +32,36 @@ func (a *app) fail(cmd string, err error) int {
 	return code
 }
 
+// errorJSON is an error on stderr when --json was given.
+type errorJSON struct {
+	Command string      `json:"command"`
+	Error   string      `json:"error"`
+	Exit    int         `json:"exit"`
+	Holder  *holderJSON `json:"holder,omitempty"` // exit 75: who holds the key
+}
+
+// failJSON prints err for cmd as one line of JSON on stderr and returns its
+// exit status.
+func (a *app) failJSON(cmd string, err error) int {
+	e := errorJSON{Command: cmd, Error: message(err), Exit: exitCode(err)}
+	var he *leasehold.HeldError
+	if errors.As(err, &he) {
+		e.Exit, e.Error = exitHeld, heldMessage(he)
+		h := toJSON(leasehold.Holder{Key: he.Key, Label: he.Label, Token: he.Token, Remaining: he.Remaining})
+		e.Holder = &h
+	}
+	b, _ := json.Marshal(e) // strings and numbers only: never fails
+	fmt.Fprintf(a.stderr, "%s\n", b)
+	return e.Exit
+}
+
 // exitCode maps an error to the command's exit status.
 func exitCode(err error) int {
 	var ue *usageError
+	var in *interrupted
+	if errors.As(err, &in) {
+		return 128 + signum(in.sig)
+	}
 	switch {
 	case errors.As(err, &ue),
 		errors.Is(err, leasehold.ErrInvalidKey),

@@ -33,12 +33,26 @@ func newFlags(cmd string) *flag.FlagSet {
 
 // parse parses args into fs. It returns false, with the exit status, when
 // the command must stop: after printing the usage for -h, or an error.
+//
+// A command with a --key flag also takes the key as its first argument,
+// before the flags (leasehold run KEY -- COMMAND, as flock, consul lock and
+// etcdctl lock take it).
 func (a *app) parse(fs *flag.FlagSet, cmd string, args []string) (int, bool) {
-	err := fs.Parse(args)
+	var err error
+	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") && fs.Lookup("key") != nil {
+		err = parseWithKey(fs, args[0], args[1:])
+	} else {
+		err = fs.Parse(args)
+	}
+	var ue *usageError
 	switch {
+	case errors.As(err, &ue):
+		return a.fail(cmd, err), false
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(a.stdout, commandUsage[cmd])
 		return exitOK, false
+	case err != nil && a.jsonErrors:
+		return a.failJSON(cmd, usagef("%v", err)), false
 	case err != nil:
 		fmt.Fprintf(a.stderr, "leasehold %s: %v (see leasehold help %s)\n", cmd, err, cmd)
 		return exitUsage, false
@@ -46,9 +60,23 @@ func (a *app) parse(fs *flag.FlagSet, cmd string, args []string) (int, bool) {
 	return 0, true
 }
 
+// parseWithKey parses args into fs, with key given as the first argument.
+func parseWithKey(fs *flag.FlagSet, key string, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if k := fs.Lookup("key"); k.Value.String() != "" && k.Value.String() != key {
+		return usagef("the key is given twice: %q as the first argument and %q by --key", key, k.Value.String())
+	}
+	return fs.Set("key", key)
+}
+
 // noArgs reports an error for arguments left after the flags.
 func noArgs(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
+		if fs.Lookup("key") != nil {
+			return usagef("unexpected argument %q (the key goes first, before the flags, or anywhere as --key KEY)", fs.Arg(0))
+		}
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
@@ -77,6 +105,34 @@ func (v durationValue) Set(s string) error {
 		return fmt.Errorf("%q is not a duration such as 15s, 500ms or 2m", s)
 	}
 	*v.d = d
+	return nil
+}
+
+// waitValue is --wait: a duration, or "forever" (leasehold.WaitForever).
+type waitValue struct{ d *time.Duration }
+
+// waitFlag defines --wait.
+func waitFlag(fs *flag.FlagSet) *time.Duration {
+	d := new(time.Duration)
+	fs.Var(waitValue{d}, "wait", `how long to wait for the key (0: try once; "forever": until interrupted)`)
+	return d
+}
+
+func (v waitValue) String() string {
+	if v.d != nil && *v.d == leasehold.WaitForever {
+		return "forever"
+	}
+	return durationValue(v).String()
+}
+
+func (v waitValue) Set(s string) error {
+	if s == "forever" {
+		*v.d = leasehold.WaitForever
+		return nil
+	}
+	if err := durationValue(v).Set(s); err != nil {
+		return fmt.Errorf(`%q is neither a duration such as 15s, 500ms or 2m nor "forever"`, s)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,7 +140,11 @@ func TestMemoryStoreInProcess(t *testing.T) {
 		if code != exitUsage || out != "" {
 			t.Errorf("%s on memory:// exited %d with %q, want %d and nothing on stdout", args[0], code, out, exitUsage)
 		}
-		for _, want := range []string{"leasehold " + args[0] + ":", "the memory store", "leasehold run"} {
+		prefix := "leasehold " + args[0] + ":"
+		if slices.Contains(args, "--json") { // the error is JSON
+			prefix = `"command":"` + args[0] + `"`
+		}
+		for _, want := range []string{prefix, "the memory store", "leasehold run"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("%s on memory://: stderr %q does not contain %q", args[0], stderr, want)
 			}

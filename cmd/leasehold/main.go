@@ -31,6 +31,7 @@ const (
 type app struct {
 	stdin          *os.File // passed to the command of run
 	stdout, stderr io.Writer
+	jsonErrors     bool // --json was given: errors go to stderr as JSON
 }
 
 func main() {
@@ -46,6 +47,7 @@ func (a *app) main(args []string) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
+	a.jsonErrors = jsonCommands[cmd] && wantsJSON(rest)
 	switch cmd {
 	case "run":
 		return a.run(rest)
@@ -85,6 +87,23 @@ func (a *app) help(args []string) int {
 	}
 	fmt.Fprint(a.stdout, text)
 	return exitOK
+}
+
+// jsonCommands are the commands with a --json flag.
+var jsonCommands = map[string]bool{"acquire": true, "status": true, "bench": true}
+
+// wantsJSON reports whether args, a command's arguments, ask for --json
+// before any "--".
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-json", "--json", "-json=true", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 // commandList names the commands for error messages.

@@ -15,16 +15,51 @@ import (
 )
 
 // oneShot runs f with a context that SIGINT and SIGTERM cancel, on the
-// store named by storeURL, and closes the store after.
+// store named by storeURL, and closes the store after. When a signal ended
+// it, the error is an *interrupted, whose exit status is 128+N.
 func oneShot(storeURL string, f func(ctx context.Context, st leasehold.Store) error) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
-	st, err := openStore(ctx, storeURL)
-	if err != nil {
-		return err
+	err := func() error {
+		st, err := openStore(ctx, storeURL)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return f(ctx, st)
+	}()
+	var in *interrupted
+	if err != nil && errors.As(context.Cause(ctx), &in) {
+		return fmt.Errorf("%w (%w)", in, err)
 	}
-	defer st.Close()
-	return f(ctx, st)
+	return err
+}
+
+// interrupted is the cause of a one-shot command's context when a signal
+// ended it.
+type interrupted struct{ sig os.Signal }
+
+func (e *interrupted) Error() string { return "interrupted by " + e.sig.String() }
+
+// signalContext returns a context that SIGINT and SIGTERM cancel with an
+// *interrupted cause, and the function that stops listening.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(&interrupted{sig: s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // grantJSON is acquire's --json output.
@@ -41,7 +76,7 @@ func (a *app) acquire(args []string) int {
 	fs := newFlags("acquire")
 	key := fs.String("key", "", "the lease's key")
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "lease duration")
-	wait := durationFlag(fs, "wait", 0, "how long to wait for the key (0: try once)")
+	wait := waitFlag(fs)
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	store := storeFlag(fs)
@@ -73,7 +108,9 @@ func (a *app) acquire(args []string) int {
 	if *asJSON {
 		return a.printJSON(grantJSON{Key: g.Key, Owner: g.Owner, Token: g.Token, Label: g.Label, TTL: g.TTL.String(), TTLMS: g.TTL.Milliseconds()})
 	}
-	fmt.Fprintf(a.stdout, "LEASEHOLD_KEY=%s\nLEASEHOLD_OWNER=%s\nLEASEHOLD_TOKEN=%d\n", shellQuote(g.Key), shellQuote(g.Owner), g.Token)
+	// export, so that the renew and release commands that eval's shell
+	// runs next see them.
+	fmt.Fprintf(a.stdout, "export LEASEHOLD_KEY=%s\nexport LEASEHOLD_OWNER=%s\nexport LEASEHOLD_TOKEN=%d\n", shellQuote(g.Key), shellQuote(g.Owner), g.Token)
 	return exitOK
 }
 

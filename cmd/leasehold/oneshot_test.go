@@ -63,7 +63,7 @@ func TestAcquireRenewReleaseStatus(t *testing.T) {
 
 	// Another key, for the listing.
 	code, out, _ = e.lh(nil, "acquire", "--key", "jobs/b", "--ttl", "30s")
-	if code != 0 || !strings.Contains(out, "LEASEHOLD_TOKEN=1\n") || !strings.Contains(out, "LEASEHOLD_KEY=jobs/b\n") {
+	if code != 0 || !strings.Contains(out, "export LEASEHOLD_TOKEN=1\n") || !strings.Contains(out, "export LEASEHOLD_KEY=jobs/b\n") {
 		t.Fatalf("acquire exited %d, output %q", code, out)
 	}
 	e.lh(nil, "acquire", "--key", "other", "--ttl", "30s")

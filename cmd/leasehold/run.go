@@ -32,7 +32,7 @@ func (a *app) run(args []string) int {
 	fs := newFlags("run")
 	key := fs.String("key", "", "the lease's key")
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "lease duration")
-	wait := durationFlag(fs, "wait", 0, "how long to wait for the key (0: try once)")
+	wait := waitFlag(fs)
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store := storeFlag(fs)

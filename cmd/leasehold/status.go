@@ -55,16 +55,36 @@ func (a *app) status(args []string) int {
 		return a.fail("status", err)
 	}
 
-	var hs []leasehold.Holder
-	free := false
-	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
+	// An embedded store whose file does not exist holds nothing, and
+	// opening it would create the file and its folders.
+	r := statusResult{free: keyGiven}
+	if !noEmbeddedFile(*store) {
+		r, err = readStatus(*store, *key, *prefix, keyGiven)
+	}
+	if err != nil {
+		return a.fail("status", err)
+	}
+	return a.printStatus(r, *key, keyGiven, *asJSON)
+}
+
+// statusResult is what status read: the holders, sorted by key, and whether
+// the one key asked for is free.
+type statusResult struct {
+	holders []leasehold.Holder
+	free    bool
+}
+
+// readStatus reads the holder of key, or the holders of the keys under
+// prefix, from the store.
+func readStatus(store, key, prefix string, keyGiven bool) (statusResult, error) {
+	var r statusResult
+	err := oneShot(store, func(ctx context.Context, st leasehold.Store) error {
 		if keyGiven {
-			h, err := st.Holder(ctx, *key)
+			h, err := st.Holder(ctx, key)
 			if errors.Is(err, leasehold.ErrNotHeld) {
-				free = true
 				return nil
 			}
-			hs = []leasehold.Holder{h}
+			r.holders = []leasehold.Holder{h}
 			return err
 		}
 		l, ok := st.(leasehold.Lister)
@@ -72,32 +92,34 @@ func (a *app) status(args []string) int {
 			return fmt.Errorf("the %s store cannot list keys; ask for one with --key", st.Info().Name)
 		}
 		var err error
-		hs, err = l.List(ctx, *prefix)
+		r.holders, err = l.List(ctx, prefix)
 		return err
 	})
-	if err != nil {
-		return a.fail("status", err)
-	}
-	slices.SortFunc(hs, func(x, y leasehold.Holder) int { return strings.Compare(x.Key, y.Key) })
+	r.free = keyGiven && len(r.holders) == 0
+	slices.SortFunc(r.holders, func(x, y leasehold.Holder) int { return strings.Compare(x.Key, y.Key) })
+	return r, err
+}
 
+// printStatus prints r as a table or as JSON.
+func (a *app) printStatus(r statusResult, key string, keyGiven, asJSON bool) int {
 	switch {
-	case *asJSON && keyGiven && free:
-		return a.printJSON(holderJSON{Key: *key})
-	case *asJSON && keyGiven:
-		return a.printJSON(toJSON(hs[0]))
-	case *asJSON:
-		out := make([]holderJSON, 0, len(hs))
-		for _, h := range hs {
+	case asJSON && r.free:
+		return a.printJSON(holderJSON{Key: key})
+	case asJSON && keyGiven:
+		return a.printJSON(toJSON(r.holders[0]))
+	case asJSON:
+		out := make([]holderJSON, 0, len(r.holders))
+		for _, h := range r.holders {
 			out = append(out, toJSON(h))
 		}
 		return a.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tTOKEN\tHOLDER\tREMAINING")
-	if free {
-		fmt.Fprintf(tw, "%s\t-\t(free)\t-\n", *key)
+	if r.free {
+		fmt.Fprintf(tw, "%s\t-\t(free)\t-\n", key)
 	}
-	for _, h := range hs {
+	for _, h := range r.holders {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Key, strconv.FormatUint(h.Token, 10), h.Label, roundDuration(h.Remaining))
 	}
 	tw.Flush()

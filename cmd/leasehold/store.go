@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"io/fs"
+	"os"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/sqlite"
 	"github.com/leasehold-go/leasehold/storeurl"
 )
 
@@ -16,12 +20,33 @@ func storeFlag(fs *flag.FlagSet) *string {
 // openStore opens the store named by --store, else by LEASEHOLD_STORE, else
 // the embedded store in the user's state directory (created on first use).
 func openStore(ctx context.Context, flagURL string) (leasehold.Store, error) {
-	u := orEnv(flagURL, "LEASEHOLD_STORE")
-	if u == "" {
-		var err error
-		if u, err = storeurl.DefaultURL(); err != nil {
-			return nil, err
-		}
+	u, err := storeURL(flagURL)
+	if err != nil {
+		return nil, err
 	}
 	return storeurl.Open(ctx, u)
+}
+
+// storeURL returns the URL of the store that openStore opens.
+func storeURL(flagURL string) (string, error) {
+	if u := orEnv(flagURL, "LEASEHOLD_STORE"); u != "" {
+		return u, nil
+	}
+	return storeurl.DefaultURL()
+}
+
+// noEmbeddedFile reports whether the store URL names the embedded store's
+// file and that file does not exist yet: no lease was ever taken in it, and
+// opening it would create it (and its folders).
+func noEmbeddedFile(flagURL string) bool {
+	u, err := storeURL(flagURL)
+	if err != nil {
+		return false
+	}
+	path, _, err := sqlite.ParseURL(u)
+	if err != nil {
+		return false // not the embedded store, or a bad URL that Open reports
+	}
+	_, err = os.Stat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }

@@ -12,17 +12,18 @@ var commands = []string{"run", "acquire", "renew", "release", "status", "migrate
 var usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
 Usage:
-  leasehold run     --key KEY [--ttl 15s] [--wait 0] [--grace D] [--store URL] -- COMMAND [ARGS...]
-  leasehold acquire --key KEY [--ttl 15s] [--wait 0] [--json] [--store URL]
+  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--store URL] -- COMMAND [ARGS...]
+  leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--json] [--store URL]
   leasehold renew   --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
   leasehold release --key KEY --owner OWNER --token N [--store URL]
-  leasehold status  [--key KEY | --prefix P] [--json] [--store URL]
+  leasehold status  [KEY | --prefix P] [--json] [--store URL]
   leasehold migrate --store postgres://...
   leasehold bench   --store URL [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--chart out.svg]
   leasehold version
   leasehold help [COMMAND]
 
-Run "leasehold help COMMAND" for the details of one command.
+Run "leasehold help COMMAND" for the details of one command. The key comes
+first, as above, or anywhere among the flags as --key KEY.
 
 The store is named by --store URL, else by $LEASEHOLD_STORE, else it is the
 embedded store in $XDG_STATE_HOME/leasehold/leases.db (default
@@ -43,20 +44,22 @@ Exit status:
         command because no renewal came before --grace was left; renew and
         release: the lease is no longer the caller's)
   126   run: the command could not be started; 127: it was not found
-  130   interrupted before the lease was acquired
+  128+N a signal N ended the command before the lease was acquired (130 for
+        SIGINT, 143 for SIGTERM)
 `
 
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run --key KEY [--ttl 15s] [--wait 0] [--grace D] [--label L] [--store URL] -- COMMAND [ARGS...]
+	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] -- COMMAND [ARGS...]
 
 Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
 token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
 while the command runs (at about a third of the TTL), releases it when the
 command exits, and exits with the command's exit status.
 
-  --wait 0 tries once; a duration waits up to that long for the holder to go.
+  --wait 0 tries once; a duration waits up to that long for the holder to go;
+  --wait forever waits until the lease is acquired or leasehold is interrupted.
   If the lease cannot be had, leasehold exits 75 and says on stderr who holds
   it and for how long.
 
@@ -96,20 +99,22 @@ command exits, and exits with the command's exit status.
 Flags:
   --key KEY      the lease's key (required)
   --ttl D        lease duration (default 15s)
-  --wait D       how long to wait for the key (default 0: try once)
+  --wait D       how long to wait for the key (default 0: try once;
+                 "forever": until interrupted)
   --grace D      time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))
   --label L      how other holders see this one (default host:pid)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"acquire": `Usage: leasehold acquire --key KEY [--ttl 15s] [--wait 0] [--label L] [--json] [--store URL]
+	"acquire": `Usage: leasehold acquire KEY|--key KEY [--ttl 15s] [--wait D|forever] [--label L] [--json] [--store URL]
 
 Acquires KEY and exits, leaving the lease held until its TTL ends or it is
 released: renew it with "leasehold renew" before then. It prints shell
-assignments that "eval" can take, or with --json one JSON object:
+exports that "eval" can take (eval "$(leasehold acquire --key KEY)"; then
+renew and release need no flags), or with --json one JSON object:
 
-  LEASEHOLD_KEY=KEY
-  LEASEHOLD_OWNER=OWNER     (the secret that proves ownership; keep it)
-  LEASEHOLD_TOKEN=N         (the fencing token)
+  export LEASEHOLD_KEY=KEY
+  export LEASEHOLD_OWNER=OWNER     (the secret that proves ownership; keep it)
+  export LEASEHOLD_TOKEN=N         (the fencing token)
 
   {"key":"KEY","owner":"OWNER","token":N,"label":"host:pid","ttl":"15s","ttl_ms":15000}
 
@@ -122,12 +127,13 @@ LEASEHOLD_KEY, LEASEHOLD_OWNER and LEASEHOLD_TOKEN.
 Flags:
   --key KEY      the lease's key (required)
   --ttl D        lease duration (default 15s)
-  --wait D       how long to wait for the key (default 0: try once)
+  --wait D       how long to wait for the key (default 0: try once;
+                 "forever": until interrupted)
   --label L      how other holders see this one (default host:pid)
   --json         print JSON
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"renew": `Usage: leasehold renew --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
+	"renew": `Usage: leasehold renew [KEY|--key KEY] --owner OWNER --token N [--ttl 15s] [--store URL]
 
 Extends the lease to TTL from now if OWNER still holds KEY with token N.
 Prints nothing on success; exits 76 if the lease is no longer the caller's
@@ -140,7 +146,7 @@ Flags:
   --ttl D        the new lease duration, from now (default 15s)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"release": `Usage: leasehold release --key KEY --owner OWNER --token N [--store URL]
+	"release": `Usage: leasehold release [KEY|--key KEY] --owner OWNER --token N [--store URL]
 
 Ends the lease if OWNER still holds KEY with token N. Prints nothing on
 success; exits 76 if the lease was no longer the caller's (it had expired and
@@ -153,7 +159,7 @@ Flags:
   --token N      the token printed by acquire (default $LEASEHOLD_TOKEN)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"status": `Usage: leasehold status [--key KEY | --prefix P] [--json] [--store URL]
+	"status": `Usage: leasehold status [KEY|--key KEY | --prefix P] [--json] [--store URL]
 
 Shows who holds KEY, or every held key that starts with P (all held keys
 when neither is given), with the fencing token and the time left by the
