@@ -15,14 +15,15 @@
 //   - mariadb.go: a MariaDB server;
 //   - etcd.go: an etcd single node or cluster;
 //   - zookeeper.go: a ZooKeeper standalone server or ensemble (Java, from
-//     Debian's package).
+//     Debian's package);
+//   - consul.go: a Consul dev agent or a cluster of server agents.
 //
 // Each launcher has an error-returning StartX for TestMain functions and
 // other non-test users, and a NewX(t) that fails t when the server cannot
 // start and stops it when t ends. Readiness probes speak the servers' wire
 // protocols themselves (RESP, the PostgreSQL and MariaDB handshakes, etcd's
-// HTTP /health, ZooKeeper's srvr), so that the package needs nothing outside the standard
-// library. A new server (Consul, Azurite, versitygw) is one more
+// HTTP /health, ZooKeeper's srvr, Consul's /v1/status/leader), so that the package needs nothing outside the standard
+// library. A new server (Azurite, versitygw) is one more
 // file: find its binary with [FindBin], pick ports with [FreePort], write a
 // probe, and start a [Process].
 //
