@@ -62,6 +62,9 @@ func New(store Store, opts *Options) (*Client, error) {
 // Store returns the client's store.
 func (c *Client) Store() Store { return c.store }
 
+// Options returns the client's options, with the defaults filled in.
+func (c *Client) Options() Options { return c.opts }
+
 // errWaitOver is the cause of an acquire's context when its Wait ran out.
 var errWaitOver = errors.New("leasehold: wait ran out")
 

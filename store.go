@@ -133,6 +133,17 @@ type Notifier interface {
 	Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error)
 }
 
+// Watcher is an optional capability: a store with a native watch that
+// signals every change of a key's holder (a grant, a release, an expiry),
+// so that observers (election.Observe) need not poll. Watch returns once the
+// watch is established, so a change after it returns is never missed; the
+// channel receives a value (non-blocking, coalesced) per change, and also
+// when the watch ends on its own, after which the caller reads the holder
+// and watches again.
+type Watcher interface {
+	Watch(ctx context.Context, key string) (<-chan struct{}, func(), error)
+}
+
 // Waiter is an optional capability: a store that queues waiters itself, in
 // FIFO order (ZooKeeper sequential nodes, etcd revisions). The client calls
 // AcquireWait instead of polling when the caller is prepared to wait. It

@@ -15,6 +15,21 @@ import (
 // missed. The channel is also signalled if the watch ends (compaction,
 // cluster trouble, Close); the client's backoff covers that.
 func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return s.signalOn(ctx, key, "subscribe", clientv3.WithFilterPut())
+}
+
+// Watch implements leasehold.Watcher: it watches key's queue and signals
+// the returned channel on every change of it (a grant, a release, an
+// expiry, a waiter joining or leaving the queue), so that an observer of
+// the key's holder never misses one. Like Subscribe, it returns once the
+// watch is established, and signals when the watch ends.
+func (s *Store) Watch(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return s.signalOn(ctx, key, "watch")
+}
+
+// signalOn watches key's queue with opts and signals the returned channel
+// on each batch of events and when the watch ends.
+func (s *Store) signalOn(ctx context.Context, key, op string, opts ...clientv3.OpOption) (<-chan struct{}, func(), error) {
 	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
 	}
@@ -23,12 +38,12 @@ func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, fun
 		return nil, nil, err
 	}
 	wch := s.cli.Watch(clientv3.WithRequireLeader(wctx), QueuePrefix(s.prefix, key),
-		clientv3.WithPrefix(), clientv3.WithFilterPut(), clientv3.WithCreatedNotify())
+		append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithCreatedNotify()}, opts...)...)
 	if err := awaitCreated(ctx, wch); err != nil {
 		cancel()
 		drain(wch)
 		s.wg.Done()
-		return nil, nil, s.storeErrOn(ctx, "subscribe", err)
+		return nil, nil, s.storeErrOn(ctx, op, err)
 	}
 	ch := make(chan struct{}, 1)
 	done := make(chan struct{})

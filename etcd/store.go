@@ -26,7 +26,8 @@ type Options struct {
 const DefaultIdleTimeout = 30 * time.Second
 
 // Store is a leasehold.Store on etcd. It also implements leasehold.Notifier,
-// leasehold.Waiter, leasehold.BatchRenewer and leasehold.Lister. Create it
+// leasehold.Watcher, leasehold.Waiter, leasehold.BatchRenewer and
+// leasehold.Lister. Create it
 // with New or OpenURL; it is safe for concurrent use.
 type Store struct {
 	cli       *clientv3.Client
@@ -48,6 +49,7 @@ type Store struct {
 var (
 	_ leasehold.Store        = (*Store)(nil)
 	_ leasehold.Notifier     = (*Store)(nil)
+	_ leasehold.Watcher      = (*Store)(nil)
 	_ leasehold.Waiter       = (*Store)(nil)
 	_ leasehold.BatchRenewer = (*Store)(nil)
 	_ leasehold.Lister       = (*Store)(nil)

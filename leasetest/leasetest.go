@@ -101,6 +101,9 @@ func Run(t *testing.T, cfg Config) {
 		{"rule13_waiters_on_a_hot_key_hold_across_renewals", s.hotKeyWaiters},
 		{"rule14_waiter_that_gives_up_gets_held_error", s.waiterGivesUp},
 		{"cancellation_honoured_everywhere", s.cancellation},
+		{"election_one_leader_at_a_time_epochs_increase", s.electionOneLeader},
+		{"election_observer_sees_each_leader_and_store_loss", s.electionObserver},
+		{"election_paused_leader_loses_before_next_term", s.electionPausedLeaderLoses},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, tc.fn)
