@@ -91,6 +91,9 @@ func BenchmarkRatio(b *testing.B) {
 			b.ReportMetric(ratio(3, 0), "client/raw")
 			b.ReportMetric(ratio(3, 2), "client/mutex")
 			b.ReportMetric(ratio(2, 0), "mutex/raw")
+			if !sc.hot { // for scripts/bench-page's summary table
+				fmt.Printf("SUMMARY etcd-vs-mutex-%d %.3f\n", sc.workers, ratio(3, 2))
+			}
 		})
 	}
 }
