@@ -59,6 +59,10 @@ func (a *app) main(args []string) int {
 		return a.release(rest)
 	case "status":
 		return a.status(rest)
+	case "elect":
+		return a.elect(rest)
+	case "observe":
+		return a.observe(rest)
 	case "migrate":
 		return a.migrate(rest)
 	case "bench":
@@ -90,7 +94,7 @@ func (a *app) help(args []string) int {
 }
 
 // jsonCommands are the commands with a --json flag.
-var jsonCommands = map[string]bool{"acquire": true, "status": true, "bench": true}
+var jsonCommands = map[string]bool{"acquire": true, "status": true, "observe": true, "bench": true}
 
 // wantsJSON reports whether args, a command's arguments, ask for --json
 // before any "--".

@@ -23,6 +23,7 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 
 // runFlags are the parsed flags of run.
 type runFlags struct {
+	name              string // the command: run, or elect
 	key, store, label string
 	ttl, wait, grace  time.Duration
 	command           []string
@@ -39,7 +40,7 @@ func (a *app) run(args []string) int {
 	if code, ok := a.parse(fs, "run", args); !ok {
 		return code
 	}
-	f := runFlags{key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace}
+	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace}
 	graceGiven := false
 	fs.Visit(func(fl *flag.Flag) { graceGiven = graceGiven || fl.Name == "grace" })
 	if err := f.check(args, fs.Args(), graceGiven); err != nil {
@@ -123,7 +124,7 @@ func (a *app) runCommand(f runFlags) int {
 		cancel()
 		h = <-got
 		h.close()
-		fmt.Fprintf(a.stderr, "leasehold run: interrupted by %s before the lease on %q was acquired\n", s, f.key)
+		fmt.Fprintf(a.stderr, "leasehold %s: interrupted by %s before the lease on %q was acquired\n", f.name, s, f.key)
 		return 128 + signum(s)
 	}
 	if h.err != nil {
@@ -131,18 +132,18 @@ func (a *app) runCommand(f runFlags) int {
 		return a.fail("run", h.err)
 	}
 	if info := h.store.Info(); !info.SafeTokens {
-		fmt.Fprintf(a.stderr, "leasehold run: warning: the %s store's tokens are not fencing tokens (%s); do not use LEASEHOLD_TOKEN to reject stale writes\n",
+		fmt.Fprintf(a.stderr, "leasehold %s: warning: the %s store's tokens are not fencing tokens (%s); do not use LEASEHOLD_TOKEN to reject stale writes\n", f.name,
 			info.Name, strings.TrimSuffix(orDefault(info.TokenCaveat, "the store does not promise increasing tokens"), "."))
 	}
 	code := a.supervise(f, h.lease, sigs)
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
 			if code != exitLost {
-				fmt.Fprintf(a.stderr, "leasehold run: %s; the command may have run without it\n", message(err))
+				fmt.Fprintf(a.stderr, "leasehold %s: %s; the command may have run without it\n", f.name, message(err))
 			}
 			return exitLost
 		}
-		fmt.Fprintf(a.stderr, "leasehold run: warning: releasing the lease failed, it ends with its TTL: %s\n", message(err))
+		fmt.Fprintf(a.stderr, "leasehold %s: warning: releasing the lease failed, it ends with its TTL: %s\n", f.name, message(err))
 	}
 	return code
 }
@@ -158,7 +159,7 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 		TTL:   f.ttl,
 		Label: f.label,
 		OnJeopardy: func(j leasehold.Jeopardy) {
-			fmt.Fprintf(a.stderr, "leasehold run: warning: renewing the lease on %q failed (%s); %s left before it is lost\n",
+			fmt.Fprintf(a.stderr, "leasehold %s: warning: renewing the lease on %q failed (%s); %s left before it is lost\n", f.name,
 				j.Key, message(j.Err), roundDuration(j.Remaining))
 		},
 	})
@@ -178,16 +179,19 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 		"LEASEHOLD_TOKEN="+strconv.FormatUint(l.Token(), 10),
 		"LEASEHOLD_OWNER="+l.Owner(),
 	)
+	if f.name == "elect" {
+		cmd.Env = append(cmd.Env, "LEASEHOLD_EPOCH="+strconv.FormatUint(l.Token(), 10))
+	}
 	// A lease already lost, or too close to its deadline to stop the
 	// command in time, must not start it at all.
 	if err := l.Checkpoint(f.grace); err != nil {
-		fmt.Fprintf(a.stderr, "leasehold run: not starting the command: %s\n", message(err))
+		fmt.Fprintf(a.stderr, "leasehold %s: not starting the command: %s\n", f.name, message(err))
 		return exitLost
 	}
 	// The watchdog comes first, so that the command never runs unguarded.
 	wd, err := startWatchdog(f.grace, a.stderr)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "leasehold run: %v\n", err)
+		fmt.Fprintf(a.stderr, "leasehold %s: %v\n", f.name, err)
 		return exitFailure
 	}
 	var stdout, stderr *os.File
@@ -196,7 +200,7 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	c, err := startGroup(cmd, foregroundTTY(a.stdin, stdout, stderr))
 	if err != nil {
 		wd.done()
-		fmt.Fprintf(a.stderr, "leasehold run: %v\n", err)
+		fmt.Fprintf(a.stderr, "leasehold %s: %v\n", f.name, err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return exitNotFound
 		}
@@ -260,7 +264,7 @@ func (g *guard) loop(sigs <-chan os.Signal) {
 			lost = nil
 			g.lostSaid = true
 			if g.stopping {
-				fmt.Fprintf(g.a.stderr, "leasehold run: %s\n", message(g.l.Err()))
+				fmt.Fprintf(g.a.stderr, "leasehold %s: %s\n", g.f.name, message(g.l.Err()))
 				break
 			}
 			// Refused, or the deadline passed: SIGKILL by the deadline
@@ -314,7 +318,7 @@ func (g *guard) settle() {
 	}
 	if err := g.l.Err(); errors.Is(err, leasehold.ErrLost) && !g.lostSaid {
 		g.lostSaid = true
-		fmt.Fprintf(g.a.stderr, "leasehold run: %s\n", message(err))
+		fmt.Fprintf(g.a.stderr, "leasehold %s: %s\n", g.f.name, message(err))
 	}
 }
 
@@ -324,7 +328,7 @@ func (g *guard) watchdogStopped(killed bool) {
 	if !g.stopping {
 		g.stopping = true
 		g.killAt = g.deadline
-		fmt.Fprintf(g.a.stderr, "leasehold run: the watchdog began stopping the command: leasehold did not extend the lease in time (it was stopped or starved)\n")
+		fmt.Fprintf(g.a.stderr, "leasehold %s: the watchdog began stopping the command: leasehold did not extend the lease in time (it was stopped or starved)\n", g.f.name)
 	}
 	g.killed = g.killed || killed
 }
@@ -345,7 +349,7 @@ func (g *guard) tick() {
 		g.killed = true
 		// Signal first: a stalled stderr must not delay the kill.
 		g.c.signal(syscall.SIGKILL)
-		fmt.Fprintf(g.a.stderr, "leasehold run: the command outlived the grace period; sent SIGKILL to its process group\n")
+		fmt.Fprintf(g.a.stderr, "leasehold %s: the command outlived the grace period; sent SIGKILL to its process group\n", g.f.name)
 	}
 }
 
@@ -358,7 +362,7 @@ func (g *guard) stop(why string, grace time.Duration) {
 	grace = max(grace, 0)
 	g.killAt = time.Now().Add(grace)
 	g.c.signal(syscall.SIGTERM) // before the message, which may block
-	fmt.Fprintf(g.a.stderr, "leasehold run: %s (SIGTERM, then SIGKILL after %s)\n", why, roundDuration(grace))
+	fmt.Fprintf(g.a.stderr, "leasehold %s: %s (SIGTERM, then SIGKILL after %s)\n", g.f.name, why, roundDuration(grace))
 }
 
 // next is how long until the guard must look again.

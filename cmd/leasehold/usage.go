@@ -7,7 +7,7 @@ import "github.com/leasehold-go/leasehold/storeurl"
 // and a case to the switch in app.main.
 
 // commands lists the subcommands, in the order of usageText.
-var commands = []string{"run", "acquire", "renew", "release", "status", "migrate", "bench", "version", "help"}
+var commands = []string{"run", "acquire", "renew", "release", "status", "elect", "observe", "migrate", "bench", "version", "help"}
 
 var usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
@@ -17,6 +17,8 @@ Usage:
   leasehold renew   --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
   leasehold release --key KEY --owner OWNER --token N [--store URL]
   leasehold status  [KEY | --prefix P] [--json] [--store URL]
+  leasehold elect   KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] -- COMMAND [ARGS...]
+  leasehold observe KEY [--json] [--store URL]
   leasehold migrate --store postgres://...
   leasehold bench   --store URL [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--chart out.svg]
   leasehold version
@@ -174,6 +176,48 @@ Flags:
   --key KEY      one key
   --prefix P     every held key starting with P
   --json         print JSON
+  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+`,
+	"elect": `Usage: leasehold elect KEY|--key KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] -- COMMAND [ARGS...]
+
+Campaigns in the election on KEY, waiting as long as it takes, and runs
+COMMAND while this process leads, under the rules of "leasehold run" (see
+leasehold help run): the command's process group is dead by the holder's
+deadline, before the next leader can begin. The command gets LEASEHOLD_EPOCH
+(the leadership's epoch: the lease's fencing token, higher than every
+earlier leader's; fence writes with it) besides LEASEHOLD_KEY,
+LEASEHOLD_TOKEN and LEASEHOLD_OWNER. When the command exits, elect exits
+with its status and the next candidate leads. When the leadership is lost,
+the command is stopped and elect campaigns again after a short random
+pause; with --once it exits 76 instead. Campaigning on a key that someone
+holds as a plain lease is allowed: it waits for that lease.
+
+Flags:
+  --key KEY      the election's key (or give it first)
+  --ttl D        leadership lease duration (default 15s)
+  --grace D      time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))
+  --label L      how observers see this candidate (default host:pid)
+  --once         after a loss, exit 76 rather than campaign again
+  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+`,
+	"observe": `Usage: leasehold observe KEY|--key KEY [--json] [--poll D] [--ttl 15s] [--store URL]
+
+Prints the election on KEY: its state now, then one line per change (a new
+leader with its epoch, or no leader), until interrupted (then it exits 0).
+It uses the store's native watch where it has one (etcd); elsewhere it
+reads the leader when a release is announced, when the leader's lease
+would expire, and at least every --poll. A failed read is reported on
+stderr and retried; a store that goes away ends observe with exit 1.
+
+  2026-11-24T02:10:00Z KEY leader host:pid epoch 7
+  2026-11-24T02:10:09Z KEY no leader
+  {"time":"...","key":"KEY","leading":true,"label":"host:pid","epoch":7}
+
+Flags:
+  --key KEY      the election's key (or give it first)
+  --json         print JSON lines
+  --poll D       the longest between two reads without a native watch (default a third of --ttl)
+  --ttl D        the candidates' --ttl (default 15s)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
 	"migrate": `Usage: leasehold migrate --store postgres://...
