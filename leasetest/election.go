@@ -25,6 +25,7 @@ type term struct {
 // the holder's deadline, and that epochs increase from term to term: three
 // candidates, each with its own handle and client, run the leader loop and
 // lead briefly, until twelve terms have passed.
+// See docs/design.md#leader-election.
 func (s *suite) electionOneLeader(t *testing.T) {
 	k := key(t, "election")
 	ctx, cancel := context.WithTimeout(ctxT(t), 45*time.Second)
@@ -76,6 +77,7 @@ func (s *suite) electionOneLeader(t *testing.T) {
 // in increasing order, within the TTL and a poll interval (a liveness
 // bound, generous for slow machines), and that it gets an error, not a
 // silent end, when its store goes away.
+// See docs/design.md#leader-election.
 func (s *suite) electionObserver(t *testing.T) {
 	k := key(t, "election")
 	ost := s.cfg.Open(t)
@@ -150,6 +152,7 @@ func (hungRenewals) Renew(ctx context.Context, _ leasehold.Grant) (leasehold.Gra
 // electionPausedLeaderLoses checks that a leader whose renewals cannot
 // reach the store loses its leadership, and that its context ends, by the
 // holder's deadline, before the next leader's term begins.
+// See docs/design.md#leader-election.
 func (s *suite) electionPausedLeaderLoses(t *testing.T) {
 	k := key(t, "election")
 	pc := s.client(t, hungRenewals{s.open(t)}, nil)
