@@ -96,13 +96,14 @@ func (c *Client) batchCall(g *batchGroup, ls []*Lease, gs []Grant, sent time.Tim
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	res, err := c.store.(BatchRenewer).RenewMany(ctx, gs)
 	cancel()
+	took := c.opts.Clock.Now().Sub(sent)
 	if err == nil && len(res) != len(ls) {
 		err = &StoreError{Store: c.info.Name, Op: "renew", Err: errShortBatch}
 	}
 	for i := 0; i < len(ls); i += settleChunk {
 		c.mu.Lock()
 		for j := i; j < min(i+settleChunk, len(ls)); j++ {
-			r := renewResult{sent: sent, err: err, wholeBatch: err != nil}
+			r := renewResult{sent: sent, took: took, err: err, wholeBatch: err != nil}
 			if err == nil {
 				r.err = res[j].Err
 			}

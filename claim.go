@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrNotPortable: the store keeps a grant in the process that acquired it
@@ -27,6 +28,12 @@ func (c *Client) Claim(ctx context.Context, key string, opts AcquireOptions) (Gr
 	if !c.info.PortableGrants {
 		return Grant{}, fmt.Errorf("%w: the %s store keeps a grant in the process that acquired it", ErrNotPortable, c.info.Name)
 	}
-	_, g, _, err := c.grant(ctx, key, opts)
+	var called time.Time
+	if c.opts.Observer != nil {
+		called = c.opts.Clock.Now()
+	}
+	attempts := 0
+	_, g, _, err := c.grant(ctx, key, opts, &attempts)
+	c.observeAcquire(key, g.Token, called, attempts, err)
 	return g, err
 }

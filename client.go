@@ -80,16 +80,36 @@ var errWaitOver = errors.New("leasehold: wait ran out")
 // The lease's context derives from ctx's values but not its cancellation:
 // ctx bounds the acquire only. Release the lease, or use Do.
 func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (*Lease, error) {
-	req, g, sent, err := c.grant(ctx, key, opts)
-	if err != nil {
-		return nil, err
+	var called time.Time
+	if c.opts.Observer != nil {
+		called = c.opts.Clock.Now()
 	}
-	return c.start(ctx, g, sent, req.TTL)
+	attempts := 0
+	req, g, sent, err := c.grant(ctx, key, opts, &attempts)
+	var l *Lease
+	if err == nil {
+		l, err = c.start(ctx, g, sent, req.TTL)
+	}
+	c.observeAcquire(key, g.Token, called, attempts, err)
+	return l, err
+}
+
+// observeAcquire reports an acquire that returned err to the observer.
+func (c *Client) observeAcquire(key string, token uint64, called time.Time, attempts int, err error) {
+	if c.opts.Observer == nil {
+		return
+	}
+	if err != nil {
+		token = 0
+	}
+	c.opts.Observer.Observe(Event{Kind: EventAcquire, Key: key, Token: token, Err: err,
+		Wait: c.opts.Clock.Now().Sub(called), Attempts: attempts})
 }
 
 // grant obtains a grant of key from the store as Acquire describes, with
-// the request it answers and the time its successful attempt was sent.
-func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions) (AcquireRequest, Grant, time.Time, error) {
+// the request it answers and the time its successful attempt was sent; it
+// counts the store attempts in *attempts.
+func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, attempts *int) (AcquireRequest, Grant, time.Time, error) {
 	req, err := c.request(key, opts)
 	if err == nil && opts.Wait < 0 {
 		err = fmt.Errorf("%w: wait %s is negative", ErrInvalidWait, opts.Wait)
@@ -101,23 +121,24 @@ func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions) (Ac
 		return req, Grant{}, time.Time{}, err
 	}
 	if opts.Wait != 0 {
-		g, sent, err := c.waitFor(ctx, req, opts.Wait)
+		g, sent, err := c.waitFor(ctx, req, opts.Wait, attempts)
 		return req, g, sent, err
 	}
 	sent := c.opts.Clock.Now()
+	*attempts++
 	g, err := c.store.Acquire(ctx, req)
 	return req, g, sent, err
 }
 
 // waitFor waits up to wait (or forever) for req to be granted.
-func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Duration) (Grant, time.Time, error) {
+func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Duration, attempts *int) (Grant, time.Time, error) {
 	wctx := ctx
 	if wait != WaitForever {
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithTimeoutCause(ctx, wait, errWaitOver)
 		defer cancel()
 	}
-	g, sent, err := c.wait(wctx, req)
+	g, sent, err := c.wait(wctx, req, attempts)
 	if err != nil && ctx.Err() == nil && context.Cause(wctx) == errWaitOver {
 		return Grant{}, time.Time{}, c.lastHolder(ctx, req.Key, err)
 	}
@@ -145,9 +166,9 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 // carries a fresh owner id: an attempt whose answer was lost may still be
 // applied, or cleaned up by the store, after a later attempt has won, and a
 // clean-up that matches the owner must never reach the later grant.
-func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time, error) {
+func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
 	if w, ok := c.store.(Waiter); ok {
-		return c.waitQueued(ctx, w, req)
+		return c.waitQueued(ctx, w, req, attempts)
 	}
 	var wake <-chan struct{}
 	if n, ok := c.store.(Notifier); ok {
@@ -164,6 +185,7 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 			req.Owner = NewOwnerID() // also after a wake-up restarts the backoff
 		}
 		sent := c.opts.Clock.Now()
+		*attempts++
 		g, err := c.store.Acquire(ctx, req)
 		if err == nil {
 			return g, sent, nil
@@ -192,11 +214,12 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest) (Grant, time.Time
 // waitQueued waits on a store that queues waiters itself. A store failure
 // while queued (a leader election, a broken connection) is retried with a
 // fresh owner id until the wait ends, as the polling loop retries it.
-func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest) (Grant, time.Time, error) {
+func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			req.Owner = NewOwnerID()
 		}
+		*attempts++
 		g, sent, err := c.acquireQueued(ctx, w, req)
 		if err == nil {
 			return g, sent, nil

@@ -23,6 +23,7 @@ type Lease struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	sent   time.Time // when the acquire that was granted was sent
 
 	mu       sync.Mutex
 	deadline time.Time
@@ -48,7 +49,7 @@ func (c *Client) start(ctx context.Context, g Grant, sent time.Time, ttl time.Du
 	}
 	deadline := sent.Add(c.opts.HoldFor(hold))
 	lctx, cancel := context.WithCancelCause(fence.WithToken(detach(ctx), g.Token))
-	l := &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, deadline: deadline}
+	l := &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, sent: sent, deadline: deadline}
 	if !c.opts.Clock.Now().Before(deadline) {
 		// A late "you have the lock": the reply came after the holder's
 		// deadline, so the grant may already belong to someone else.
@@ -150,11 +151,21 @@ func (l *Lease) Release(ctx context.Context) error {
 			return
 		}
 		l.cancel(ErrReleased)
+		o := l.c.opts.Observer
+		var start time.Time
+		if o != nil {
+			start = l.c.opts.Clock.Now()
+		}
 		err := l.storeRelease(ctx)
 		if errors.Is(err, ErrNotHeld) {
 			err = &LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: err}
 		}
 		l.releaseErr = err
+		if o != nil {
+			now := l.c.opts.Clock.Now()
+			o.Observe(Event{Kind: EventRelease, Key: l.grant.Key, Token: l.grant.Token, Err: err,
+				Held: now.Sub(l.sent), Latency: now.Sub(start)})
+		}
 	})
 	return l.releaseErr
 }

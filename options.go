@@ -50,6 +50,9 @@ type Options struct {
 	// the lease has ended (check Lease.Err or the Jeopardy's Remaining). A
 	// callback that blocks for good holds its goroutine for good.
 	OnJeopardy func(Jeopardy)
+	// Observer, if set, receives the client's events: acquires, renewals,
+	// losses and releases (see Event). Nil means none.
+	Observer Observer
 	// Clock is the holder's clock. Default SystemClock().
 	Clock Clock
 }

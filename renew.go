@@ -15,6 +15,7 @@ import (
 
 type renewResult struct {
 	sent time.Time
+	took time.Duration // the store call's time
 	err  error
 	// wholeBatch: err is the failure of a whole batch call, which the
 	// batch group retries itself; a failure of this grant alone is
@@ -49,8 +50,12 @@ func (c *Client) end(l *Lease, reason error) {
 	if l.halted {
 		return
 	}
-	l.cancel(&LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: reason})
+	lost := &LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: reason}
+	l.cancel(lost)
 	c.halt(l)
+	if o := c.opts.Observer; o != nil {
+		o.Observe(Event{Kind: EventLost, Key: l.grant.Key, Token: l.grant.Token, Err: lost, Held: c.opts.Clock.Now().Sub(l.sent)})
+	}
 	c.bg.Go(func() { _ = l.storeRelease(context.Background()) })
 }
 
@@ -92,12 +97,13 @@ func (c *Client) renewAlone(l *Lease) {
 	go func() {
 		defer cancel()
 		_, err := c.store.Renew(ctx, l.grant)
+		took := c.opts.Clock.Now().Sub(sent)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if l.rgen == gen {
 			l.rcancel = nil // no later renewal of its own has started
 		}
-		c.settle(l, renewResult{sent: sent, err: err})
+		c.settle(l, renewResult{sent: sent, took: took, err: err})
 	}()
 }
 
@@ -112,6 +118,13 @@ func attemptTimeout(left time.Duration) time.Duration {
 func (c *Client) settle(l *Lease, r renewResult) {
 	if l.halted {
 		return
+	}
+	if o := c.opts.Observer; o != nil {
+		e := Event{Kind: EventRenew, Key: l.grant.Key, Token: l.grant.Token, Err: r.err, Latency: r.took}
+		if r.err != nil {
+			e.Remaining = l.Remaining()
+		}
+		o.Observe(e)
 	}
 	switch {
 	case r.err == nil:

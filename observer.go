@@ -1,0 +1,75 @@
+package leasehold
+
+import "time"
+
+// Observer receives what happens to a client's leases, for metrics, traces
+// and logs (the slog adapter in this package, the otel module). Observe is
+// called synchronously on the client's goroutines, some of them with the
+// client's lock held: it must return quickly, must not block, and must not
+// call the client; count, or hand the event off.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The events. Each names the Event fields it sets besides Kind, Key and
+// Token (0 when no grant was made).
+const (
+	// EventAcquire: an Acquire (or Claim) returned. Err is nil when it
+	// was granted, else why not (a *HeldError when the key stayed held).
+	// Wait is the time from the call to its return, Attempts the store
+	// attempts made.
+	EventAcquire EventKind = iota + 1
+	// EventRenew: a renewal's answer. Err is nil when the lease was
+	// extended; otherwise the renewal failed, and either the lease is lost
+	// (ErrNotHeld: an EventLost follows) or it is in jeopardy with
+	// Remaining left before its deadline, and is retried. Latency is the
+	// store call's time.
+	EventRenew
+	// EventLost: the lease ended without Release. Err is the *LostError
+	// (its Reason: ErrNotHeld, ErrExpired, ...). Held is the time since
+	// the grant was sent.
+	EventLost
+	// EventRelease: Release deleted the grant from the store, or tried.
+	// Err is the store's answer (nil, or the *LostError of a lease already
+	// lost). Held is the time since the grant was sent; Latency the store
+	// call's time.
+	EventRelease
+)
+
+// String returns the kind's name: acquire, renew, lost or release.
+func (k EventKind) String() string {
+	switch k {
+	case EventAcquire:
+		return "acquire"
+	case EventRenew:
+		return "renew"
+	case EventLost:
+		return "lost"
+	case EventRelease:
+		return "release"
+	}
+	return "unknown"
+}
+
+// Event is one thing that happened to a lease; see EventKind for which
+// fields each kind sets.
+type Event struct {
+	Kind      EventKind
+	Key       string
+	Token     uint64
+	Err       error
+	Wait      time.Duration
+	Attempts  int
+	Latency   time.Duration
+	Held      time.Duration
+	Remaining time.Duration
+}
