@@ -7,7 +7,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.15.0
 	github.com/Azure/azure-sdk-for-go/sdk/storage/azblob v1.8.3
 	github.com/leasehold-go/leasehold v0.1.0
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 )
 
 require (
