@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/azblob"
 	"github.com/leasehold-go/leasehold/internal/testserver"
@@ -121,9 +122,27 @@ func testBadInput(t *testing.T, a *testserver.Azurite) {
 	r.Key = "foreign"
 	_, err = s.Acquire(ctxT(t), r)
 	wantErr(t, "someone else's blob", err, "azblob", "container badinput blob keys/foreign", "not a leasehold lease")
-	p, err := foreign.GetProperties(ctxT(t), nil)
-	if err != nil || p.LeaseState == nil || string(*p.LeaseState) != "available" {
-		t.Fatalf("someone else's blob after a refused acquire: lease state %v, %v", p.LeaseState, err)
+	wantAvailable(t, foreign, "someone else's blob after a refused acquire")
+
+	// A foreign counter blob makes the metadata write after the lease
+	// acquire fail: the lease taken must be released, not leaked.
+	if _, err := s.Container().NewBlockBlobClient("tokens/badcounter").UploadBuffer(ctxT(t), []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Key = "badcounter"
+	_, err = s.Acquire(ctxT(t), r)
+	wantErr(t, "someone else's counter blob", err, "azblob", "tokens/badcounter", "not a leasehold lease")
+	wantAvailable(t, s.Container().NewBlockBlobClient("keys/badcounter"), "the lease blob after a failed token write")
+}
+
+func wantAvailable(t *testing.T, b *blockblob.Client, what string) {
+	t.Helper()
+	p, err := b.GetProperties(ctxT(t), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if p.LeaseState == nil || string(*p.LeaseState) != "available" {
+		t.Fatalf("%s: lease state %v; want available", what, deref(p.LeaseState))
 	}
 }
 
@@ -140,4 +159,11 @@ func wantErr(t *testing.T, what string, err error, parts ...string) {
 			t.Errorf("%s: error %q does not name %q", what, err, p)
 		}
 	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
