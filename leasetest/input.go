@@ -51,7 +51,7 @@ func (s *suite) badInput(t *testing.T) {
 		t.Errorf("store Acquire with a zero TTL: got %v, want ErrInvalidTTL", err)
 	}
 	s.badGrants(t, st, good)
-	if _, err := c.Acquire(ctxT(t), good, leasehold.AcquireOptions{TTL: time.Second, Wait: -time.Second}); !errors.Is(err, leasehold.ErrInvalidWait) {
+	if _, err := c.Acquire(ctxT(t), good, leasehold.AcquireOptions{TTL: max(time.Second, st.Info().MinTTL), Wait: -time.Second}); !errors.Is(err, leasehold.ErrInvalidWait) {
 		t.Errorf("negative wait: got %v, want ErrInvalidWait", err)
 	}
 	// Nothing was left behind and no token was burnt into reuse: the key

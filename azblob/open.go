@@ -1,0 +1,158 @@
+package azblob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+)
+
+// Environment variables read by OpenURL for credentials, so that secrets
+// need not appear in a URL.
+const (
+	EnvConnectionString = "AZURE_STORAGE_CONNECTION_STRING"
+	EnvKey              = "AZURE_STORAGE_KEY"
+	EnvSAS              = "AZURE_STORAGE_SAS_TOKEN"
+)
+
+// OpenConnectionString opens a store on container name of the account a
+// connection string names (Azurite's development account included).
+func OpenConnectionString(connStr, name string) (*Store, error) {
+	o, tr := options()
+	cc, err := container.NewClientFromConnectionString(connStr, name, o)
+	if err != nil {
+		return nil, openErr(name, err)
+	}
+	return withTransport(New(cc), tr), nil
+}
+
+// OpenSharedKey opens a store on container name at the blob endpoint (say
+// https://ACCOUNT.blob.core.windows.net) with an account's shared key.
+func OpenSharedKey(endpoint, account, key, name string) (*Store, error) {
+	o, tr := options()
+	cred, err := container.NewSharedKeyCredential(account, key)
+	if err != nil {
+		return nil, openErr(name, err)
+	}
+	cc, err := container.NewClientWithSharedKeyCredential(containerURL(endpoint, name), cred, o)
+	if err != nil {
+		return nil, openErr(name, err)
+	}
+	return withTransport(New(cc), tr), nil
+}
+
+// OpenSAS opens a store on container name with a SAS token (the query
+// string, with or without its leading "?"), account- or container-wide.
+func OpenSAS(endpoint, sas, name string) (*Store, error) {
+	o, tr := options()
+	u := containerURL(endpoint, name) + "?" + strings.TrimPrefix(sas, "?")
+	cc, err := container.NewClientWithNoCredential(u, o)
+	if err != nil {
+		return nil, openErr(name, err)
+	}
+	return withTransport(New(cc), tr), nil
+}
+
+// OpenDefaultCredential opens a store on container name with azidentity's
+// default credential chain (environment, workload identity, managed
+// identity, Azure CLI).
+func OpenDefaultCredential(endpoint, name string) (*Store, error) {
+	o, tr := options()
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		return nil, openErr(name, err)
+	}
+	cc, err := container.NewClient(containerURL(endpoint, name), cred, o)
+	if err != nil {
+		return nil, openErr(name, err)
+	}
+	return withTransport(New(cc), tr), nil
+}
+
+func containerURL(endpoint, name string) string {
+	return strings.TrimSuffix(endpoint, "/") + "/" + url.PathEscape(name)
+}
+
+func openErr(name string, err error) error {
+	return fmt.Errorf("leasehold: %s store: open container %q: %w", Name, name, err)
+}
+
+// OpenURL opens a store from azblob://ACCOUNT/CONTAINER?endpoint=URL&auth=A.
+// endpoint defaults to https://ACCOUNT.blob.core.windows.net (give
+// Azurite's http://127.0.0.1:PORT/devstoreaccount1 to test). auth is one of
+// connstr ($AZURE_STORAGE_CONNECTION_STRING), key ($AZURE_STORAGE_KEY, or
+// the key= parameter), sas ($AZURE_STORAGE_SAS_TOKEN, or sas=) and default
+// (azidentity's default credential); without auth the first of those
+// whose variable is set is used, else default. The container must exist
+// (Migrate, or `leasehold migrate`). ctx is not used to dial: the store
+// opens no connection until its first call.
+func OpenURL(ctx context.Context, raw string) (*Store, error) {
+	_ = ctx
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: %s store: bad URL: %w", Name, err)
+	}
+	account, name := u.Host, strings.Trim(u.Path, "/")
+	if u.Scheme != Name || account == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("leasehold: %s store: URL %q: want azblob://ACCOUNT/CONTAINER", Name, u.Redacted())
+	}
+	q := u.Query()
+	endpoint := q.Get("endpoint")
+	if endpoint == "" {
+		endpoint = "https://" + account + ".blob.core.windows.net"
+	}
+	key, sas := firstOf(q.Get("key"), os.Getenv(EnvKey)), firstOf(q.Get("sas"), os.Getenv(EnvSAS))
+	auth := q.Get("auth")
+	if auth == "" {
+		auth = pickAuth(key, sas)
+	}
+	switch auth {
+	case "connstr":
+		return OpenConnectionString(os.Getenv(EnvConnectionString), name)
+	case "key":
+		return OpenSharedKey(endpoint, account, key, name)
+	case "sas":
+		return OpenSAS(endpoint, sas, name)
+	case "default":
+		return OpenDefaultCredential(endpoint, name)
+	}
+	return nil, errors.New("leasehold: azblob store: auth=" + auth + ": want connstr, key, sas or default")
+}
+
+func pickAuth(key, sas string) string {
+	switch {
+	case os.Getenv(EnvConnectionString) != "":
+		return "connstr"
+	case key != "":
+		return "key"
+	case sas != "":
+		return "sas"
+	}
+	return "default"
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// options gives a client its own HTTP transport, which the store's Close
+// closes the idle connections of.
+func options() (*container.ClientOptions, *http.Transport) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	return &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}}, tr
+}
+
+func withTransport(s *Store, tr *http.Transport) *Store {
+	s.tr = tr
+	return s
+}

@@ -1,0 +1,22 @@
+package storeurl
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/azblob"
+)
+
+func openAzblob(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
+	return azblob.OpenURL(ctx, rawURL)
+}
+
+func migrateAzblob(ctx context.Context, rawURL string) error {
+	s, err := azblob.OpenURL(ctx, rawURL)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Migrate(ctx)
+}
