@@ -95,35 +95,58 @@ func openErr(name string, err error) error {
 // opens no connection until its first call.
 func OpenURL(ctx context.Context, raw string) (*Store, error) {
 	_ = ctx
+	c, err := parseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch c.auth {
+	case "connstr":
+		return OpenConnectionString(os.Getenv(EnvConnectionString), c.container)
+	case "key":
+		return OpenSharedKey(c.endpoint, c.account, c.key, c.container)
+	case "sas":
+		return OpenSAS(c.endpoint, c.sas, c.container)
+	}
+	return OpenDefaultCredential(c.endpoint, c.container)
+}
+
+// CheckURL reports what is wrong with raw as OpenURL would, without
+// contacting anything; nil when OpenURL can use it.
+func CheckURL(raw string) error {
+	_, err := parseURL(raw)
+	return err
+}
+
+// urlConfig is what an azblob:// URL says.
+type urlConfig struct {
+	account, container, endpoint, key, sas, auth string
+}
+
+func parseURL(raw string) (urlConfig, error) {
+	var c urlConfig
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("leasehold: %s store: bad URL: %w", Name, err)
+		return c, fmt.Errorf("leasehold: %s store: bad URL: %w", Name, err)
 	}
-	account, name := u.Host, strings.Trim(u.Path, "/")
-	if u.Scheme != Name || account == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("leasehold: %s store: URL %q: want azblob://ACCOUNT/CONTAINER", Name, u.Redacted())
+	c.account, c.container = u.Host, strings.Trim(u.Path, "/")
+	if u.Scheme != Name || c.account == "" || c.container == "" || strings.Contains(c.container, "/") {
+		return c, fmt.Errorf("leasehold: %s store: URL %q: want azblob://ACCOUNT/CONTAINER", Name, u.Redacted())
 	}
 	q := u.Query()
-	endpoint := q.Get("endpoint")
-	if endpoint == "" {
-		endpoint = "https://" + account + ".blob.core.windows.net"
+	c.endpoint = q.Get("endpoint")
+	if c.endpoint == "" {
+		c.endpoint = "https://" + c.account + ".blob.core.windows.net"
 	}
-	key, sas := firstOf(q.Get("key"), os.Getenv(EnvKey)), firstOf(q.Get("sas"), os.Getenv(EnvSAS))
-	auth := q.Get("auth")
-	if auth == "" {
-		auth = pickAuth(key, sas)
+	c.key, c.sas = firstOf(q.Get("key"), os.Getenv(EnvKey)), firstOf(q.Get("sas"), os.Getenv(EnvSAS))
+	c.auth = q.Get("auth")
+	if c.auth == "" {
+		c.auth = pickAuth(c.key, c.sas)
 	}
-	switch auth {
-	case "connstr":
-		return OpenConnectionString(os.Getenv(EnvConnectionString), name)
-	case "key":
-		return OpenSharedKey(endpoint, account, key, name)
-	case "sas":
-		return OpenSAS(endpoint, sas, name)
-	case "default":
-		return OpenDefaultCredential(endpoint, name)
+	switch c.auth {
+	case "connstr", "key", "sas", "default":
+		return c, nil
 	}
-	return nil, errors.New("leasehold: azblob store: auth=" + auth + ": want connstr, key, sas or default")
+	return c, errors.New("leasehold: azblob store: auth=" + c.auth + ": want connstr, key, sas or default")
 }
 
 func pickAuth(key, sas string) string {

@@ -8,6 +8,8 @@ import (
 	"github.com/leasehold-go/leasehold/azblob"
 )
 
+func checkAzblob(rawURL string) error { return azblob.CheckURL(rawURL) }
+
 func openAzblob(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
 	return azblob.OpenURL(ctx, rawURL)
 }

@@ -100,6 +100,7 @@ func TestGoodURLs(t *testing.T) {
 		"redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/0?prefix=x",
 		"postgres://u@127.0.0.1/db?mode=advisory", "postgresql://u:p@127.0.0.1:5432/db?sslmode=disable",
 		"etcd://127.0.0.1:2379", "etcd://u:p@127.0.0.1:2379,127.0.0.1:2380/app?dial_timeout=2s",
+		"azblob://acct/locks", "azblob://devstoreaccount1/c?endpoint=http://127.0.0.1:10000/devstoreaccount1&auth=key&key=a2V5",
 	} {
 		k, ok := Lookup(strings.Split(u, ":")[0])
 		if !ok {
@@ -130,6 +131,7 @@ func TestBadURLs(t *testing.T) {
 		"etcd://",
 		"etcd://127.0.0.1",
 		"etcd://127.0.0.1:2379?dial_timeout=soon",
+		"azblob://acct", "azblob://acct/c/d", "azblob://acct/c?auth=magic",
 	} {
 		if s, err := Open(ctx, u); !errors.Is(err, ErrBadURL) {
 			if s != nil {
