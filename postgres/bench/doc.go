@@ -11,5 +11,5 @@
 // pg-advisory-over-floor-1, pg-lease-vs-pglock-64) when
 // BenchmarkAcquireRelease ran more than one round, e.g.
 //
-//	GOWORK=off go test -run '^$' -bench AcquireRelease -benchtime 1s
+//	GOWORK=off go test -run '^$' -bench AcquireRelease -benchtime 10x
 package bench
