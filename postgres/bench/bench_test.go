@@ -520,4 +520,32 @@ func printSummary() {
 		fmt.Fprintf(&sb, "SUMMARY pg-lease-vs-pglock-64 %.3f\n", r["lease"].ratioPglock)
 	}
 	fmt.Print(sb.String())
+	printSummaryLines()
+}
+
+// printSummaryLines prints the bench page's summary figures, one
+// "SUMMARY <id> <value>" line each, for the configurations that ran: the
+// cost ratios over the floors at 1 goroutine (floor cycles/s over the
+// mode's, lower is better) and the lease rows' throughput over pglock's at
+// 64 goroutines (higher is better). The caller holds resMu.
+func printSummaryLines() {
+	lines := []struct {
+		id, cfg, mode string
+		pglock        bool
+	}{
+		{"pg-lease-over-floor-1", "distinct-1", "lease", false},
+		{"pg-advisory-over-floor-1", "distinct-1", "advisory", false},
+		{"pg-lease-vs-pglock-64", "distinct-64", "lease", true},
+	}
+	for _, l := range lines {
+		sum, ok := results[l.cfg]
+		if !ok {
+			continue
+		}
+		v := sum[l.mode].ratioFloor
+		if l.pglock {
+			v = sum[l.mode].ratioPglock
+		}
+		fmt.Printf("SUMMARY %s %.3f\n", l.id, v)
+	}
 }
