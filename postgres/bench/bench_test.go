@@ -511,14 +511,6 @@ func printSummary() {
 			fmt.Fprintf(&sb, "%-12s %-15s %10.0f %10.0f %9s %9s   %s\n", cfg.name, c.name, r.cycles, r.attempts, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), note)
 		}
 	}
-	// The figures of scripts/bench-page's summary table.
-	if r, ok := results["distinct-1"]; ok {
-		fmt.Fprintf(&sb, "SUMMARY pg-lease-over-floor-1 %.3f\n", r["lease"].ratioFloor)
-		fmt.Fprintf(&sb, "SUMMARY pg-advisory-over-floor-1 %.3f\n", r["advisory"].ratioFloor)
-	}
-	if r, ok := results["distinct-64"]; ok {
-		fmt.Fprintf(&sb, "SUMMARY pg-lease-vs-pglock-64 %.3f\n", r["lease"].ratioPglock)
-	}
 	fmt.Print(sb.String())
 	printSummaryLines()
 }
