@@ -58,24 +58,16 @@ func StartConsul(ctx context.Context, opts ConsulOptions) (*Consul, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, rm := opts.Dir, ""
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "leasehold-consul-"); err != nil {
-			return nil, err
-		}
-		rm = dir
+	var c *Consul
+	rm, err := startAttempts(opts.Dir, "leasehold-consul-", func(dir string) (err error) {
+		c, err = startConsul(ctx, dir, bin, opts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("testserver: cannot start Consul (%d servers): %w", max(opts.Servers, 1), err)
 	}
-	for attempt := range 3 {
-		var c *Consul
-		if c, err = startConsul(ctx, filepath.Join(dir, fmt.Sprint(attempt)), bin, opts); err == nil {
-			c.rmDir = rm
-			return c, nil
-		}
-	}
-	if rm != "" {
-		_ = os.RemoveAll(rm)
-	}
-	return nil, fmt.Errorf("testserver: cannot start Consul (%d servers): %w", max(opts.Servers, 1), err)
+	c.rmDir = rm
+	return c, nil
 }
 
 // NewConsul starts agents for t (failing t if it cannot), with their data
@@ -233,9 +225,9 @@ func (c *Consul) URL(i int) string { return "consul://" + c.Agents[i].Addr() }
 
 // Logs returns the tail of every agent's log, for failure messages.
 func (c *Consul) Logs() string {
-	var b strings.Builder
-	for _, a := range c.Agents {
-		b.WriteString(a.Log())
+	ps := make([]*Process, len(c.Agents))
+	for i, a := range c.Agents {
+		ps[i] = a.Process
 	}
-	return b.String()
+	return logsOf(ps)
 }

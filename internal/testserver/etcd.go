@@ -75,24 +75,16 @@ func StartEtcd(ctx context.Context, opts EtcdOptions) (*Etcd, error) {
 	if opts.Election == 0 {
 		opts.Election = 250 * time.Millisecond
 	}
-	dir, rm := opts.Dir, ""
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "leasehold-etcd-"); err != nil {
-			return nil, err
-		}
-		rm = dir
+	var c *Etcd
+	rm, err := startAttempts(opts.Dir, "leasehold-etcd-", func(dir string) (err error) {
+		c, err = startEtcd(ctx, dir, bin, opts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("testserver: cannot start a %d-node etcd cluster: %w", opts.Nodes, err)
 	}
-	for attempt := range 3 {
-		var c *Etcd
-		if c, err = startEtcd(ctx, filepath.Join(dir, fmt.Sprint(attempt)), bin, opts); err == nil {
-			c.rmDir = rm
-			return c, nil
-		}
-	}
-	if rm != "" {
-		_ = os.RemoveAll(rm)
-	}
-	return nil, fmt.Errorf("testserver: cannot start a %d-node etcd cluster: %w", opts.Nodes, err)
+	c.rmDir = rm
+	return c, nil
 }
 
 // NewEtcd starts a cluster for t (failing t if it cannot), with its data
@@ -223,14 +215,15 @@ func (c *Etcd) Stop() {
 func (c *Etcd) Running(i int) bool { return c.Nodes[i].Running() }
 
 // PIDs returns the process ids of the running members.
-func (c *Etcd) PIDs() []int {
-	var pids []int
-	for _, n := range c.Nodes {
-		if pid := n.Pid(); pid != 0 {
-			pids = append(pids, pid)
-		}
+func (c *Etcd) PIDs() []int { return pidsOf(c.processes()) }
+
+// processes returns the members' processes.
+func (c *Etcd) processes() []*Process {
+	ps := make([]*Process, len(c.Nodes))
+	for i, n := range c.Nodes {
+		ps[i] = n.Process
 	}
-	return pids
+	return ps
 }
 
 // Endpoints returns the client URLs of all members.
@@ -252,10 +245,4 @@ func (c *Etcd) URL() string {
 }
 
 // Logs returns the tail of every member's log, for failure messages.
-func (c *Etcd) Logs() string {
-	var b strings.Builder
-	for _, n := range c.Nodes {
-		b.WriteString(n.Log())
-	}
-	return b.String()
-}
+func (c *Etcd) Logs() string { return logsOf(c.processes()) }

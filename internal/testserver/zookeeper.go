@@ -78,24 +78,16 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*ZooKeeper, err
 		return nil, notInstalled(jar, "zookeeper.sh", []string{jar})
 	}
 	opts = opts.withDefaults()
-	dir, rm := opts.Dir, ""
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "leasehold-zookeeper-"); err != nil {
-			return nil, err
-		}
-		rm = dir
+	var z *ZooKeeper
+	rm, err := startAttempts(opts.Dir, "leasehold-zookeeper-", func(dir string) (err error) {
+		z, err = startZooKeeper(ctx, dir, java, jar, opts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("testserver: cannot start a %d-server ZooKeeper ensemble: %w", opts.Nodes, err)
 	}
-	for attempt := range 3 {
-		var z *ZooKeeper
-		if z, err = startZooKeeper(ctx, filepath.Join(dir, fmt.Sprint(attempt)), java, jar, opts); err == nil {
-			z.rmDir = rm
-			return z, nil
-		}
-	}
-	if rm != "" {
-		_ = os.RemoveAll(rm)
-	}
-	return nil, fmt.Errorf("testserver: cannot start a %d-server ZooKeeper ensemble: %w", opts.Nodes, err)
+	z.rmDir = rm
+	return z, nil
 }
 
 // NewZooKeeper starts servers for t (failing t if it cannot), with their
@@ -325,21 +317,16 @@ func (z *ZooKeeper) URL(chroot string) string {
 }
 
 // PIDs returns the process ids of the running servers.
-func (z *ZooKeeper) PIDs() []int {
-	var pids []int
-	for _, n := range z.Nodes {
-		if pid := n.Pid(); pid != 0 {
-			pids = append(pids, pid)
-		}
+func (z *ZooKeeper) PIDs() []int { return pidsOf(z.processes()) }
+
+// processes returns the servers' processes.
+func (z *ZooKeeper) processes() []*Process {
+	ps := make([]*Process, len(z.Nodes))
+	for i, n := range z.Nodes {
+		ps[i] = n.Process
 	}
-	return pids
+	return ps
 }
 
 // Logs returns the tail of every server's log, for failure messages.
-func (z *ZooKeeper) Logs() string {
-	var b strings.Builder
-	for _, n := range z.Nodes {
-		b.WriteString(n.Log())
-	}
-	return b.String()
-}
+func (z *ZooKeeper) Logs() string { return logsOf(z.processes()) }
