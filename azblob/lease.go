@@ -22,6 +22,9 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
+	if err := s.checkOpen("acquire"); err != nil {
+		return leasehold.Grant{}, err
+	}
 	secs, err := durationOf(req.TTL)
 	if err != nil {
 		return leasehold.Grant{}, s.err("acquire", s.object(req.Key), err)
@@ -117,6 +120,9 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
 		return leasehold.Grant{}, err
 	}
+	if err := s.checkOpen("renew"); err != nil {
+		return leasehold.Grant{}, err
+	}
 	if _, err := durationOf(g.TTL); err != nil {
 		return leasehold.Grant{}, s.err("renew", s.object(g.Key), err)
 	}
@@ -138,6 +144,9 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := leasehold.CheckRelease(g); err != nil {
 		return err
 	}
+	if err := s.checkOpen("release"); err != nil {
+		return err
+	}
 	lc, etag, err := s.held(ctx, g)
 	if err == nil {
 		_, err = lc.ReleaseLease(ctx, &lease.BlobReleaseOptions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: etag}})
@@ -155,6 +164,9 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 // long a lease has left, so Remaining is 0 (unknown).
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
 	if err := leasehold.CheckHolder(key); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if err := s.checkOpen("holder"); err != nil {
 		return leasehold.Holder{}, err
 	}
 	lb := s.leaseBlob(key)

@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -58,9 +59,10 @@ const (
 
 // Store is a leasehold store on one Azure Blob container.
 type Store struct {
-	cc   *container.Client
-	name string
-	tr   *http.Transport
+	cc     *container.Client
+	name   string
+	tr     *http.Transport
+	closed atomic.Bool // after Close, every call fails with ErrClosed
 }
 
 // New returns a store on the container cc. Call Migrate once to create
@@ -93,8 +95,17 @@ func (s *Store) Info() leasehold.Info {
 // Close closes the idle connections of a store opened by this package's
 // Open functions (their HTTP transport is the store's own).
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	if s.tr != nil {
 		s.tr.CloseIdleConnections()
+	}
+	return nil
+}
+
+// checkOpen reports ErrClosed, as a *leasehold.StoreError, after Close.
+func (s *Store) checkOpen(op string) error {
+	if s.closed.Load() {
+		return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 	}
 	return nil
 }
