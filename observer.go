@@ -1,6 +1,11 @@
 package leasehold
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/leasehold-go/leasehold/fence"
+)
 
 // Observer receives what happens to a client's leases, for metrics, traces
 // and logs (the slog adapter in this package, the otel module). Observe is
@@ -43,9 +48,16 @@ const (
 	// lost). Held is the time since the grant was sent; Latency the store
 	// call's time.
 	EventRelease
+	// EventFenceReject: a fence helper refused a write whose token was
+	// stale (see FenceRejections). Key is the fenced resource (a resource
+	// name, or table and id), Token the refused token, Err the
+	// *fence.StaleError. It comes from the resource's side, not from a
+	// client's lease.
+	EventFenceReject
 )
 
-// String returns the kind's name: acquire, renew, lost or release.
+// String returns the kind's name: acquire, renew, lost, release or
+// fence_reject.
 func (k EventKind) String() string {
 	switch k {
 	case EventAcquire:
@@ -56,6 +68,8 @@ func (k EventKind) String() string {
 		return "lost"
 	case EventRelease:
 		return "release"
+	case EventFenceReject:
+		return "fence_reject"
 	}
 	return "unknown"
 }
@@ -72,4 +86,15 @@ type Event struct {
 	Latency   time.Duration
 	Held      time.Duration
 	Remaining time.Duration
+}
+
+// FenceRejections returns a fence.StaleFunc that reports each refused write
+// to o as an EventFenceReject, so that the fence helpers' rejections reach
+// the same metrics and logs as the leases:
+//
+//	table := fence.Table{Name: "accounts", OnStale: leasehold.FenceRejections(obs)}
+func FenceRejections(o Observer) fence.StaleFunc {
+	return func(_ context.Context, err *fence.StaleError) {
+		o.Observe(Event{Kind: EventFenceReject, Key: err.Resource, Token: err.Token, Err: err})
+	}
 }

@@ -11,7 +11,7 @@ import (
 // these levels: Debug for what goes as planned (a grant, a refusal because
 // the key is held, a renewal, a release); Warn for a failed renewal (the
 // lease is in jeopardy) and a failed acquire or release; Error for a lost
-// lease. It logs synchronously, on the client's goroutines: give it a
+// lease; Warn for a write a fence helper refused (EventFenceReject). It logs synchronously, on the client's goroutines: give it a
 // handler that does not block for long.
 func SlogObserver(logger *slog.Logger) Observer {
 	return slogObserver{logger}
@@ -45,6 +45,8 @@ func (o slogObserver) Observe(e Event) {
 		if e.Err != nil {
 			level, msg = slog.LevelWarn, "lease release failed"
 		}
+	case EventFenceReject:
+		level, msg = slog.LevelWarn, "fence rejected a stale token"
 	}
 	if e.Err != nil {
 		attrs = append(attrs, slog.String("error", e.Err.Error()))

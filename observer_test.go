@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/fence"
 	"github.com/leasehold-go/leasehold/memory"
 )
 
@@ -131,6 +134,7 @@ func TestSlogObserverLevels(t *testing.T) {
 		{Kind: leasehold.EventRenew, Key: "k", Token: 7, Err: errors.New("timeout"), Remaining: time.Second},
 		{Kind: leasehold.EventLost, Key: "k", Token: 7, Err: &leasehold.LostError{Key: "k", Token: 7, Reason: leasehold.ErrExpired}},
 		{Kind: leasehold.EventRelease, Key: "k", Token: 7, Held: time.Second, Latency: time.Millisecond},
+		{Kind: leasehold.EventFenceReject, Key: "k", Token: 3, Err: &fence.StaleError{Resource: "k", Token: 3, Highest: 7}},
 	} {
 		o.Observe(e)
 	}
@@ -145,8 +149,29 @@ func TestSlogObserverLevels(t *testing.T) {
 		}
 		levels = append(levels, m["level"].(string))
 	}
-	want := []string{"DEBUG", "WARN", "WARN", "ERROR", "DEBUG"}
+	want := []string{"DEBUG", "WARN", "WARN", "ERROR", "DEBUG", "WARN"}
 	if strings.Join(levels, " ") != strings.Join(want, " ") {
 		t.Fatalf("levels %v, want %v\n%s", levels, want, buf.String())
+	}
+}
+
+// TestFenceRejectionsReachTheObserver: a stale request refused by
+// fence.Middleware is reported as an EventFenceReject with the refused
+// token; admitted requests are not reported.
+func TestFenceRejectionsReachTheObserver(t *testing.T) {
+	var rec recorder
+	h := fence.MiddlewareOptions{OnStale: leasehold.FenceRejections(&rec)}.Wrap(new(fence.MemoryGuard),
+		http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for _, tok := range []string{"5", "7", "6", "7"} {
+		req := httptest.NewRequest("PUT", "/doc", nil)
+		req.Header.Set(fence.Header, tok)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if got := rec.kinds(); strings.Join(got, " ") != "fence_reject" {
+		t.Fatalf("events %v, want one fence_reject", got)
+	}
+	e, _ := rec.find(leasehold.EventFenceReject)
+	if e.Key != "/doc" || e.Token != 6 || !errors.Is(e.Err, fence.ErrStale) {
+		t.Fatalf("event %+v, want key /doc, token 6, a stale error", e)
 	}
 }

@@ -87,6 +87,10 @@ type MiddlewareOptions struct {
 	// 500 does not include the guard's error, which may hold internal
 	// details.
 	Error func(w http.ResponseWriter, r *http.Request, err error)
+
+	// OnStale, if set, is told of every request refused because the guard
+	// found its token stale (for metrics: leasehold.FenceRejections).
+	OnStale StaleFunc
 }
 
 // Middleware returns a handler that admits a request to next only if its
@@ -161,6 +165,7 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer unlock()
 	}
 	if err := m.guard.Admit(ctx, resource, token); err != nil {
+		m.opts.OnStale.report(ctx, err)
 		m.opts.Error(w, r, err)
 		return
 	}

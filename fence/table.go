@@ -49,6 +49,10 @@ type Table struct {
 	ID      string  // key column; "" means "id"
 	Fence   string  // column holding the highest token; "" means "fence"
 	Dialect Dialect // placeholder and quoting style; the zero value is Postgres ($1)
+
+	// OnStale, if set, is told of every write refused with a *StaleError
+	// (for metrics: leasehold.FenceRejections).
+	OnStale StaleFunc
 }
 
 // Check records token as the row's fence if it is greater than or equal to
@@ -157,6 +161,13 @@ func (t Table) Highest(ctx context.Context, q Querier, id any) (uint64, error) {
 
 // result turns the outcome of a fenced statement into this package's errors.
 func (t Table) result(ctx context.Context, exec Execer, id any, token uint64, res sql.Result, err error) error {
+	err = t.outcome(ctx, exec, id, token, res, err)
+	t.OnStale.report(ctx, err)
+	return err
+}
+
+// outcome is result before OnStale hears of it.
+func (t Table) outcome(ctx context.Context, exec Execer, id any, token uint64, res sql.Result, err error) error {
 	if err != nil {
 		return fmt.Errorf("fence: fencing %s: %w", t.describe(id), err)
 	}

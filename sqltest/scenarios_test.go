@@ -28,6 +28,7 @@ var fenceScenarios = []scenario{
 	{"CheckThenWriteInTx", checkThenWriteInTx},
 	{"ConcurrentHolders", concurrentHolders},
 	{"NullFence", nullFence},
+	{"OnStaleHearsRefusals", onStaleHearsRefusals},
 }
 
 func runScenarios(t *testing.T, db *sql.DB, d fence.Dialect, list []scenario) {
@@ -351,5 +352,27 @@ func nullFence(t *testing.T, db *sql.DB, d fence.Dialect) {
 	err := fence.Table{Name: name, Dialect: d}.Check(ctx, db, int64(1), 1)
 	if err == nil || !strings.Contains(err.Error(), "NULL") {
 		t.Fatalf("Check on a NULL fence = %v; want an error naming NULL", err)
+	}
+}
+
+// onStaleHearsRefusals: Table.OnStale hears each stale refusal, with the
+// refused token, and nothing else (not the admitted writes, not a missing
+// row).
+func onStaleHearsRefusals(t *testing.T, db *sql.DB, d fence.Dialect) {
+	ctx := context.Background()
+	tbl := accountsTable(t, db, d)
+	var heard []fence.StaleError
+	tbl.OnStale = func(_ context.Context, err *fence.StaleError) { heard = append(heard, *err) }
+	for _, tok := range []uint64{4, 9, 3, 9, 8} {
+		err := tbl.Check(ctx, db, int64(1), tok)
+		if stale := tok < 9 && tok != 4; stale != (err != nil) {
+			t.Fatalf("token %d: %v", tok, err)
+		}
+	}
+	if err := tbl.Check(ctx, db, int64(99), 1); !errors.Is(err, fence.ErrNoRow) {
+		t.Fatalf("missing row: %v", err)
+	}
+	if len(heard) != 2 || heard[0].Token != 3 || heard[1].Token != 8 || heard[1].Highest != 9 {
+		t.Fatalf("OnStale heard %+v; want tokens 3 and 8, highest 9", heard)
 	}
 }
