@@ -6,7 +6,9 @@ require (
 	github.com/leasehold-go/leasehold v0.1.0
 	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 	github.com/leasehold-go/leasehold/redis/goredis v0.1.0
+	github.com/leasehold-go/leasehold/sqlite v0.1.0
 	github.com/leasehold-go/leasehold/storeurl v0.1.0
+	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.61.1
@@ -49,10 +51,8 @@ require (
 	github.com/leasehold-go/leasehold/etcd v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/postgres v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/redis v0.1.0 // indirect
-	github.com/leasehold-go/leasehold/sqlite v0.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect

@@ -3,13 +3,13 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // DefaultDialTimeout bounds OpenURL's first contact with the cluster when
@@ -25,7 +25,8 @@ const DefaultDialTimeout = 5 * time.Second
 // path, if any, is the key prefix (a trailing '/' is added); idle is
 // Options.IdleTimeout. Plain-text connections only. OpenURL checks that the
 // cluster answers and has a leader, and that the user may read the prefix,
-// before returning.
+// before returning. The client's own log lines go to slog.Default() (as it
+// is when OpenURL is called) through ZapLogger.
 func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	cfg, opts, err := parseURL(rawURL)
 	if err != nil {
@@ -112,7 +113,7 @@ func parseURL(raw string) (clientv3.Config, Options, error) {
 			return cfg, opts, fmt.Errorf("%q: unknown parameter %q (want idle or dial_timeout)", redact(raw), k)
 		}
 	}
-	cfg.Logger = zap.NewNop()
+	cfg.Logger = ZapLogger(slog.Default())
 	return cfg, opts, nil
 }
 

@@ -72,7 +72,7 @@ func (a *app) observe(args []string) int {
 		return a.fail("observe", err)
 	}
 	err := oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
-		c, err := leasehold.New(st, &leasehold.Options{TTL: *ttl})
+		c, err := leasehold.New(st, &leasehold.Options{TTL: *ttl, Observer: a.observer()})
 		if err != nil {
 			return err
 		}

@@ -8,10 +8,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
-	"github.com/leasehold-go/leasehold/redis/goredis"
 )
 
 // Exit statuses; see exitText in usage.go.
@@ -31,12 +31,17 @@ const (
 type app struct {
 	stdin          *os.File // passed to the command of run
 	stdout, stderr io.Writer
-	jsonErrors     bool // --json was given: errors go to stderr as JSON
+	jsonErrors     bool         // --json was given: errors go to stderr as JSON
+	log            *slog.Logger // from $LEASEHOLD_LOG; nil when off
 }
 
 func main() {
-	goredis.SilenceLogger() // the redis store's errors already say what failed, once
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	var err error
+	if a.log, err = setupLogging(os.Getenv("LEASEHOLD_LOG"), os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "leasehold:", err)
+		os.Exit(exitUsage)
+	}
 	os.Exit(a.main(os.Args[1:]))
 }
 

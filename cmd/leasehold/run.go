@@ -156,8 +156,9 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 		return h
 	}
 	h.client, h.err = leasehold.New(h.store, &leasehold.Options{
-		TTL:   f.ttl,
-		Label: f.label,
+		TTL:      f.ttl,
+		Label:    f.label,
+		Observer: a.observer(),
 		OnJeopardy: func(j leasehold.Jeopardy) {
 			fmt.Fprintf(a.stderr, "leasehold %s: warning: renewing the lease on %q failed (%s); %s left before it is lost\n", f.name,
 				j.Key, message(j.Err), roundDuration(j.Remaining))

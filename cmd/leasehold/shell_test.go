@@ -176,3 +176,27 @@ func jsonNumber(n uint64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// $LEASEHOLD_LOG routes the lease's events and the drivers' own lines to
+// stderr as slog text; unset, a successful run prints nothing there; a bad
+// value is a usage error.
+func TestLogEnv(t *testing.T) {
+	e := newEnv(t)
+	code, _, stderr := e.lh([]string{"LEASEHOLD_LOG=debug"}, "run", "jobs/log", "--", "true")
+	for _, want := range []string{`level=DEBUG msg="lease acquire" op=acquire key=jobs/log token=1`, `msg="lease release" op=release key=jobs/log token=1`} {
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("LEASEHOLD_LOG=debug run exited %d; stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+	if code, _, stderr := e.lh(nil, "run", "jobs/log", "--", "true"); code != 0 || stderr != "" {
+		t.Errorf("run without LEASEHOLD_LOG exited %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := e.lh([]string{"LEASEHOLD_LOG=loud"}, "run", "jobs/log", "--", "true"); code != 2 || !strings.Contains(stderr, `LEASEHOLD_LOG="loud"`) {
+		t.Errorf("LEASEHOLD_LOG=loud exited %d: %s", code, stderr)
+	}
+	// A dead Redis: go-redis's own dial failures reach the log.
+	code, _, stderr = e.lh([]string{"LEASEHOLD_LOG=warn"}, "status", "k", "--store", "redis://127.0.0.1:1")
+	if code != 1 || !strings.Contains(stderr, "level=WARN") || !strings.Contains(stderr, "driver=go-redis") {
+		t.Errorf("status on a dead redis with LEASEHOLD_LOG=warn exited %d:\n%s", code, stderr)
+	}
+}

@@ -30,6 +30,11 @@ first, as above, or anywhere among the flags as --key KEY.
 The store is named by --store URL, else by $LEASEHOLD_STORE, else it is the
 embedded store in $XDG_STATE_HOME/leasehold/leases.db (default
 ~/.local/state/leasehold/leases.db), created on first use.
+
+$LEASEHOLD_LOG=debug|info|warn|error logs on stderr, at that level, the
+lease's events (grants and releases at debug, failed renewals at warn, a
+loss at error) and the store drivers' own lines (go-redis, the etcd
+client). Unset or off, only errors that end a command are printed.
 ` + schemesText + exitText
 
 var schemesText = "\nStore URLs:\n" + storeurl.UsageText() + "Each store's package documents the rest of its URL.\n"

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/redis/goredis"
+)
+
+// logLevels are the values of $LEASEHOLD_LOG.
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError,
+}
+
+// setupLogging reads $LEASEHOLD_LOG (the value env gives) and routes the
+// logs of leasehold and of the store drivers: unset or "off", the drivers'
+// own lines are dropped (the store's error already says what failed);
+// debug, info, warn or error, they go to w as slog text lines at that
+// level, with the lease events (SlogObserver: grants and releases at debug,
+// failed renewals at warn, losses at error). It sets the process-wide
+// loggers (slog's default, go-redis's), which only main may do, and returns
+// the logger, nil when off.
+func setupLogging(env string, w io.Writer) (*slog.Logger, error) {
+	value := strings.ToLower(strings.TrimSpace(env))
+	if value == "" || value == "off" {
+		slog.SetDefault(slog.New(slog.DiscardHandler))
+		goredis.SilenceLogger()
+		return nil, nil
+	}
+	level, ok := logLevels[value]
+	if !ok {
+		slog.SetDefault(slog.New(slog.DiscardHandler))
+		goredis.SilenceLogger()
+		return nil, fmt.Errorf("LEASEHOLD_LOG=%q: want debug, info, warn, error or off", env)
+	}
+	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(l)
+	redis.SetLogger(goredis.SlogLogger(l))
+	return l, nil
+}
+
+// observer is the lease client's observer: the log's, or none.
+func (a *app) observer() leasehold.Observer {
+	if a.log == nil {
+		return nil
+	}
+	return leasehold.SlogObserver(a.log)
+}
