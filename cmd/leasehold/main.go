@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-
 )
 
 // Exit statuses; see exitText in usage.go.
