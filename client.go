@@ -378,6 +378,7 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	done := c.loopDone
 	looping := c.looping
+	c.poke() // a loop lingering over an empty heap exits now
 	c.mu.Unlock()
 	if looping {
 		<-done

@@ -6,12 +6,15 @@ import "time"
 // timed events (a lease's deadline, a lease's next renewal or retry, a
 // batch group's next batch) and one goroutine that sleeps on one Clock
 // timer until the earliest of them. The goroutine runs only while the heap
-// is not empty, so a client that holds no lease has none. It never calls
+// is not empty (and a little after: see below). It never calls
 // the store: a due renewal starts a short-lived goroutine for the store
 // call, whose result is applied under c.mu by that goroutine, so a slow
 // renewal (or a blocked OnJeopardy callback, which runs on its own
 // goroutine) never delays another lease's deadline. An idle lease costs
-// its two heap entries and no goroutine.
+// its two heap entries and no goroutine. Once the heap empties the
+// goroutine lingers until its timer fires (at most one renewal period), so
+// that a client acquiring and releasing in a loop does not start one per
+// lease; Close ends it at once.
 
 // evKind is what a scheduled event does when it is due.
 type evKind uint8
@@ -159,9 +162,11 @@ func (c *Client) unschedule(e *event) {
 		return
 	}
 	c.events.remove(e)
-	if len(c.events) == 0 {
-		c.poke() // nothing left: the loop exits
-	}
+	// When the heap is now empty the loop is not woken: it exits when its
+	// timer fires (at the removed event's time, at most a renewal period
+	// away) and finds nothing left, or when Close pokes it. A client that
+	// acquires and releases in a loop thus keeps one goroutine and one
+	// timer instead of starting and waking a goroutine per lease.
 }
 
 // poke wakes the loop to look at the heap again.
