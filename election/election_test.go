@@ -116,3 +116,50 @@ func TestObservePolls(t *testing.T) {
 		}
 	}
 }
+
+// failing is a store whose reads fail once down is set: a store that went
+// away (a dead server), as the observer meets it.
+type failing struct {
+	leasehold.Store
+	down chan struct{}
+}
+
+func (f failing) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	select {
+	case <-f.down:
+		return leasehold.Holder{}, &leasehold.StoreError{Store: "test", Op: "holder", Err: errors.New("connection refused")}
+	default:
+		return f.Store.Holder(ctx, key)
+	}
+}
+
+// An observer whose store goes away gets an error on its stream, again at
+// each poll while the store stays away, not a silent end; once the store is
+// closed, the stream ends after a state with ErrClosed.
+func TestObserveReportsAStoreThatWentAway(t *testing.T) {
+	st := failing{Store: memory.New(nil), down: make(chan struct{})}
+	states := newElection(t, st, "k", 300*time.Millisecond).Observe(t.Context())
+	if s := <-states; s.Leading || s.Err != nil {
+		t.Fatalf("first state %+v, want no leader", s)
+	}
+	close(st.down)
+	for i := range 2 {
+		s, ok := <-states
+		var se *leasehold.StoreError
+		if !ok || !errors.As(s.Err, &se) {
+			t.Fatalf("state %d after the store went away: %+v (open %v), want its StoreError", i, s, ok)
+		}
+	}
+
+	closed := memory.New(nil)
+	states = newElection(t, plain{closed}, "k", 300*time.Millisecond).Observe(t.Context())
+	<-states
+	_ = closed.Close()
+	s := <-states
+	if !errors.Is(s.Err, leasehold.ErrClosed) {
+		t.Fatalf("after Close: %+v, want ErrClosed", s)
+	}
+	if _, ok := <-states; ok {
+		t.Fatal("the stream went on after ErrClosed")
+	}
+}
