@@ -14,6 +14,7 @@ import (
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/testserver"
@@ -184,6 +185,31 @@ func bsm(b *testing.B) attempt {
 	}
 }
 
+// rueidisLock is rueidis's own lock (rueidislock) on the one server: one
+// key (KeyMajority 1), valid for ttl, released synchronously by the cancel
+// function TryWithContext returns.
+func rueidisLock(b *testing.B) attempt {
+	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption: rueidis.ClientOption{InitAddress: []string{srv.Addr()}},
+		KeyMajority:  1, KeyValidity: ttl, NoLoopTracking: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(l.Close)
+	return func(ctx context.Context, key string) error {
+		_, release, err := l.TryWithContext(ctx, key)
+		if errors.Is(err, rueidislock.ErrNotLocked) {
+			return errHeld
+		}
+		if err != nil {
+			return err
+		}
+		release()
+		return nil
+	}
+}
+
 func redsyncN(n int) func(b *testing.B) attempt {
 	return func(b *testing.B) attempt {
 		var pools []redsyncPool
@@ -217,6 +243,7 @@ var impls = []impl{
 	{"lh-client-goredis", func(b *testing.B) attempt { return clientAttempt(b, lhStore(b, lhGoredis(b))) }},
 	{"lh-client-rueidis", func(b *testing.B) attempt { return clientAttempt(b, lhStore(b, lhRueidis(b))) }},
 	{"bsm-redislock", bsm},
+	{"rueidislock", rueidisLock},
 	{"redsync-1", redsyncN(1)},
 	{"leasehold-redlock-3", lhRedlock(3)},
 	{"redsync-3", redsyncN(3)},
