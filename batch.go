@@ -33,7 +33,7 @@ func (c *Client) join(l *Lease) bool {
 		g = &batchGroup{ttl: l.ttl, members: make(map[*Lease]struct{})}
 		g.ev = event{kind: evBatch, g: g}
 		c.groups[l.ttl] = g
-		c.in(&g.ev, jitter(l.interval(), renewJitter))
+		c.renewIn(&g.ev, l.interval())
 	}
 	g.members[l] = struct{}{}
 	l.group = g
@@ -81,7 +81,7 @@ func (c *Client) renewBatch(g *batchGroup) {
 		}
 	}
 	if len(ls) == 0 {
-		c.in(&g.ev, jitter(interval, renewJitter))
+		c.renewIn(&g.ev, interval)
 		return
 	}
 	// Half the time left of the most urgent member, but never less than
@@ -122,6 +122,6 @@ func (c *Client) batchCall(g *batchGroup, ls []*Lease, gs []Grant, sent time.Tim
 		c.in(&g.ev, min(c.opts.Backoff.Delay(g.failures), interval/2))
 	} else {
 		g.failures = 0
-		c.in(&g.ev, jitter(interval, renewJitter))
+		c.renewIn(&g.ev, interval)
 	}
 }

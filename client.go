@@ -26,12 +26,13 @@ type Client struct {
 	closed  bool
 
 	// The scheduler (sched.go), guarded by mu but for wake.
-	events   eventHeap
-	epoch    time.Time     // the heap's time origin: Clock.Now() at New
-	looping  bool          // its goroutine is running
-	loopDone chan struct{} // closed when that goroutine returns
-	armed    time.Time     // the time its timer is set for
-	wake     chan struct{} // pokes it to look at the heap again
+	events    eventHeap
+	epoch     time.Time     // the heap's time origin: Clock.Now() at New
+	looping   bool          // its goroutine is running
+	loopDone  chan struct{} // closed when that goroutine returns
+	idleSince time.Time     // when the loop found the heap empty; zero while not idle
+	armed     time.Time     // the time its timer is set for
+	wake      chan struct{} // pokes it to look at the heap again
 
 	bg sync.WaitGroup // the releases of lost leases
 }

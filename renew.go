@@ -37,7 +37,7 @@ func (c *Client) schedule(l *Lease) {
 	l.rn = event{kind: evRenew, l: l}
 	c.at(&l.dl, l.deadline)
 	if !c.join(l) {
-		c.in(&l.rn, jitter(l.interval(), renewJitter))
+		c.renewIn(&l.rn, l.interval())
 	}
 	c.watch(l)
 }
@@ -131,7 +131,7 @@ func (c *Client) settle(l *Lease, r renewResult) {
 		l.failures = 0
 		l.extend(r.sent) // the deadline event follows when it comes due (fire)
 		if l.group == nil {
-			c.in(&l.rn, jitter(l.interval(), renewJitter))
+			c.renewIn(&l.rn, l.interval())
 		} else {
 			c.unschedule(&l.rn) // the batch renewed it: no retry of its own
 		}

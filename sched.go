@@ -12,9 +12,8 @@ import "time"
 // renewal (or a blocked OnJeopardy callback, which runs on its own
 // goroutine) never delays another lease's deadline. An idle lease costs
 // its two heap entries and no goroutine. Once the heap empties the
-// goroutine lingers until its timer fires (at most one renewal period), so
-// that a client acquiring and releasing in a loop does not start one per
-// lease; Close ends it at once.
+// goroutine lingers for loopLinger, so that a client acquiring and
+// releasing in a loop does not start one per lease; Close ends it at once.
 
 // evKind is what a scheduled event does when it is due.
 type evKind uint8
@@ -130,6 +129,10 @@ func (h *eventHeap) pop() *event {
 	return e
 }
 
+// loopLinger is how long the scheduler's goroutine stays once the heap is
+// empty, waiting for the next lease, before it exits.
+const loopLinger = time.Second
+
 // dueChunk bounds the events handled per hold of c.mu, so that renewal
 // results are applied between chunks when very many events fall due at
 // once.
@@ -138,6 +141,16 @@ const dueChunk = 512
 // at (re)schedules e at when, starting the scheduler's goroutine if it is
 // not running. c.mu must be held.
 func (c *Client) at(e *event, when time.Time) {
+	c.within(e, when, when)
+}
+
+// within (re)schedules e at when, and lets it run as late as latest: the
+// loop is woken early only if the timer it sleeps on is set after latest.
+// A renewal, whose time is jittered anyway, thus does not wake the loop
+// when the timer already falls in its window (a client acquiring and
+// releasing in a loop would otherwise wake it at every lease). c.mu must
+// be held.
+func (c *Client) within(e *event, when, latest time.Time) {
 	e.when = when
 	c.events.set(e, int64(when.Sub(c.epoch)))
 	if !c.looping {
@@ -146,8 +159,8 @@ func (c *Client) at(e *event, when time.Time) {
 		go c.loop(c.loopDone)
 		return
 	}
-	if e.pos == 1 && when.Before(c.armed) {
-		c.poke() // earlier than the timer the loop sleeps on
+	if e.pos == 1 && latest.Before(c.armed) {
+		c.poke() // later than e may wait: wake the loop to re-arm
 	}
 }
 
@@ -156,17 +169,22 @@ func (c *Client) in(e *event, d time.Duration) {
 	c.at(e, c.opts.Clock.Now().Add(d))
 }
 
+// renewIn schedules the renewal event e one renew interval from now, with
+// the interval's jitter; it may run as late as the jitter's top. c.mu must
+// be held.
+func (c *Client) renewIn(e *event, interval time.Duration) {
+	now := c.opts.Clock.Now()
+	c.within(e, now.Add(jitter(interval, renewJitter)), now.Add(time.Duration(float64(interval)*(1+renewJitter))))
+}
+
 // unschedule removes e from the heap if it is there. c.mu must be held.
 func (c *Client) unschedule(e *event) {
 	if e.pos == 0 {
 		return
 	}
 	c.events.remove(e)
-	// When the heap is now empty the loop is not woken: it exits when its
-	// timer fires (at the removed event's time, at most a renewal period
-	// away) and finds nothing left, or when Close pokes it. A client that
-	// acquires and releases in a loop thus keeps one goroutine and one
-	// timer instead of starting and waking a goroutine per lease.
+	// The loop is not woken when the heap is now empty: it lingers (see
+	// loopLinger) and exits later, or when Close pokes it.
 }
 
 // poke wakes the loop to look at the heap again.
@@ -215,11 +233,23 @@ func (c *Client) runDue(fired time.Time) (time.Time, bool) {
 			c.fire(c.events.pop(), cut)
 		}
 		if len(c.events) == 0 {
-			c.looping = false
-			c.armed = time.Time{}
+			// Linger a while before exiting, so that a client that
+			// acquires and releases in a loop keeps its goroutine.
+			if c.idleSince.IsZero() {
+				c.idleSince = cut
+			}
+			if c.closed || cut.Sub(c.idleSince) >= loopLinger {
+				c.looping = false
+				c.armed = time.Time{}
+				c.idleSince = time.Time{}
+				c.mu.Unlock()
+				return time.Time{}, false
+			}
+			c.armed = c.idleSince.Add(loopLinger)
 			c.mu.Unlock()
-			return time.Time{}, false
+			return c.armed, true
 		}
+		c.idleSince = time.Time{}
 		if n < dueChunk {
 			c.armed = c.events[0].e.when
 			c.mu.Unlock()
