@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -57,7 +59,12 @@ func runPool(ctx context.Context, cfg runConfig) (summary, error) {
 	if err := t.enqueue(ctx, db, p.msgs); err != nil {
 		return summary{}, err
 	}
-	d := newDriver(cfg, db, t, len(p.msgs))
+	events, err := os.Create(filepath.Join(cfg.LogDir, "events.log"))
+	if err != nil {
+		return summary{}, err
+	}
+	defer events.Close()
+	d := newDriver(cfg, db, t, len(p.msgs), events)
 	d.logf("schema %s: %d messages in %d rows (%d enqueued twice, %d slower than vt %s), %d workers, %d kills, %d pauses, layers %s",
 		t.schema, p.ids, len(p.msgs), p.dupIDs, p.slow, cfg.VT, cfg.Workers, cfg.Kills, cfg.Pauses, cfg.Layers)
 	runErr := d.run(ctx)
@@ -82,6 +89,7 @@ type driver struct {
 	procs  []*proc
 	faults []*fault
 	busy   map[*proc]time.Duration // the work time of the message a worker is on
+	events io.Writer               // every worker's event lines and the driver's own, timed
 
 	outcomes    map[string]int // event kind -> count, from the workers' lines
 	kills       int
@@ -89,14 +97,18 @@ type driver struct {
 	staleLanded int // stalled writes that landed (must stay 0 with the fence)
 }
 
-func newDriver(cfg runConfig, db *sql.DB, t tables, rows int) *driver {
+func newDriver(cfg runConfig, db *sql.DB, t tables, rows int, events io.Writer) *driver {
 	return &driver{cfg: cfg, db: db, t: t, rows: rows, lines: make(chan line, 256), stop: make(chan struct{}),
-		faults: planFaults(cfg.Kills, cfg.Pauses, rows), busy: map[*proc]time.Duration{}, outcomes: map[string]int{}}
+		faults: planFaults(cfg.Kills, cfg.Pauses, rows), busy: map[*proc]time.Duration{}, events: events,
+		outcomes: map[string]int{}}
 }
 
+// logf prints a progress line, and copies it to the events file.
 func (d *driver) logf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(d.events, "%s driver %s\n", time.Now().Format("15:04:05.000"), msg)
 	if d.cfg.Progress != nil {
-		fmt.Fprintf(d.cfg.Progress, "workerpool: "+format+"\n", args...)
+		fmt.Fprintf(d.cfg.Progress, "workerpool: %s\n", msg)
 	}
 }
 
@@ -146,6 +158,7 @@ func (d *driver) startWorker() error {
 // onLine follows a worker's events: what it is working on, its outcomes,
 // and the fault points it reached.
 func (d *driver) onLine(l line) error {
+	fmt.Fprintf(d.events, "%s %s %s\n", time.Now().Format("15:04:05.000"), l.p.name, strings.Join(l.f, " "))
 	if len(l.f) < 4 {
 		return nil
 	}

@@ -7,6 +7,7 @@ require (
 	github.com/leasehold-go/leasehold v0.1.0
 	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 	github.com/leasehold-go/leasehold/postgres v0.1.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
