@@ -93,11 +93,12 @@ func (p *proc) alive() bool {
 // stop ends a worker: its control input closes (it finishes or hands back
 // its message and exits), SIGCONT in case it is stopped, SIGKILL after
 // grace. It returns an error if the worker was not killed by the driver and
-// did not exit with status 0 (a -race build exits 66 on a data race).
+// did not exit with status 0 (a -race build exits 66 on a data race). No
+// SIGTERM: one arriving after the worker's main has stopped handling
+// signals, on its way out, would kill it.
 func (p *proc) stop(grace time.Duration) error {
 	_ = p.stdin.Close()
 	_ = p.signal(syscall.SIGCONT)
-	_ = p.signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
