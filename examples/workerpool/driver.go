@@ -128,6 +128,9 @@ func (d *driver) run(ctx context.Context) (err error) {
 	for {
 		select {
 		case <-ctx.Done():
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("run interrupted: %w", ctx.Err())
+			}
 			return fmt.Errorf("run did not finish within %s: %s", d.cfg.Timeout, d.state(context.WithoutCancel(ctx)))
 		case l := <-d.lines:
 			if err := d.onLine(l); err != nil {

@@ -14,15 +14,15 @@ type layers struct {
 	Lease  bool // 3: a lease on the msg_id, so that concurrent duplicates are not both run
 }
 
-// allLayers is the real configuration.
-var allLayers = layers{Fence: true, Dedupe: true, Lease: true}
+// allLayers returns the real configuration.
+func allLayers() layers { return layers{Fence: true, Dedupe: true, Lease: true} }
 
 // parseLayers reads a comma-separated list of fence, dedupe and lease, or
 // "all" or "none".
 func parseLayers(s string) (layers, error) {
 	switch s {
 	case "all":
-		return allLayers, nil
+		return allLayers(), nil
 	case "none", "":
 		return layers{}, nil
 	}
@@ -44,7 +44,7 @@ func parseLayers(s string) (layers, error) {
 
 // String returns the form parseLayers reads.
 func (l layers) String() string {
-	if l == allLayers {
+	if l == allLayers() {
 		return "all"
 	}
 	var names []string

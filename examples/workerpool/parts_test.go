@@ -18,7 +18,7 @@ func TestParseLayers(t *testing.T) {
 			t.Errorf("parseLayers(%q) = %v, %v; String %q", s, l, err, l.String())
 		}
 	}
-	if l, _ := parseLayers("lease,dedupe,fence"); l != allLayers {
+	if l, _ := parseLayers("lease,dedupe,fence"); l != allLayers() {
 		t.Errorf("the three layers listed = %+v, want all", l)
 	}
 	if _, err := parseLayers("fence,locks"); err == nil {

@@ -13,7 +13,7 @@ import (
 
 // runFlags parses the run subcommand's arguments.
 func runFlags(args []string, stderr io.Writer) (runConfig, error) {
-	cfg := runConfig{Layers: allLayers}
+	cfg := runConfig{Layers: allLayers()}
 	fs := flag.NewFlagSet("workerpool run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL URL; empty starts a throwaway server (internal/testserver: initdb and postgres must be installed)")

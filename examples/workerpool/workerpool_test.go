@@ -24,9 +24,9 @@ func poolConfig(t *testing.T, messages, workers, kills, pauses int, on layers) r
 // mid-message and a worker paused past its lease's end; and each fault
 // bit (the run counts only if the layers had something to absorb).
 func TestExactlyOnce(t *testing.T) {
-	cfg := poolConfig(t, 200, 3, 2, 1, allLayers)
+	cfg := poolConfig(t, 200, 3, 2, 1, allLayers())
 	if *long {
-		cfg = poolConfig(t, 2000, 6, 6, 3, allLayers)
+		cfg = poolConfig(t, 2000, 6, 6, 3, allLayers())
 		cfg.Timeout = 15 * time.Minute
 	}
 	s, err := runPool(t.Context(), cfg)
