@@ -15,18 +15,26 @@ const maxTries = 32
 
 // grantState is a grant's Private value: the ETag of the store's last
 // write of the lease, so that a renewal or release of a grant made by this
-// process needs one request (a conditional PUT), not a read first.
-type grantState struct{ etag atomic.Pointer[string] }
+// process needs one request (a conditional PUT), not a read first. It is
+// used only for the key, owner and token it was made for (a copy of the
+// grant with another owner or token reads first), and only while the
+// last write was the lease's (a release empties it).
+type grantState struct {
+	key, owner string
+	token      uint64
+	etag       atomic.Pointer[string]
+}
 
-func newState(etag string) *grantState {
-	st := &grantState{}
+func newState(g leasehold.Grant, etag string) *grantState {
+	st := &grantState{key: g.Key, owner: g.Owner, token: g.Token}
 	st.etag.Store(&etag)
 	return st
 }
 
+// stateOf returns g's state and the ETag to write on ("" to read first).
 func stateOf(g leasehold.Grant) (*grantState, string) {
 	st, _ := g.Private.(*grantState)
-	if st == nil {
+	if st == nil || st.key != g.Key || st.owner != g.Owner || st.token != g.Token {
 		return nil, ""
 	}
 	return st, *st.etag.Load()
@@ -91,7 +99,9 @@ func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *ob
 }
 
 func (s *Store) grant(req leasehold.AcquireRequest, tok uint64, etag string) leasehold.Grant {
-	return leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: tok, TTL: req.TTL, Private: newState(etag)}
+	g := leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: tok, TTL: req.TTL}
+	g.Private = newState(g, etag)
+	return g
 }
 
 // reserve raises the key's counter object to a new token and returns it:
@@ -153,6 +163,10 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		return err
 	}
 	err := s.rewrite(ctx, g, func(*object) record { return tombstone(g.Key, g.Token) })
+	if st, _ := stateOf(g); err == nil && st != nil {
+		empty := ""
+		st.etag.Store(&empty) // the tombstone's ETag must not serve a later call
+	}
 	return s.opErr(ctx, "release", g.Key, err)
 }
 

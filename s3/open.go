@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -148,10 +149,10 @@ func contains(ss []string, s string) bool {
 }
 
 // client builds the S3 client a URL says, on an HTTP transport of its own
-// (which the store's Close closes).
+// (which the store's Close closes): a copy of the SDK's, which the shared
+// configuration may have given a CA bundle (AWS_CA_BUNDLE).
 func (c urlConfig) client(ctx context.Context) (*awss3.Client, *http.Transport, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	opts := []func(*config.LoadOptions) error{config.WithHTTPClient(&http.Client{Transport: tr})}
+	var opts []func(*config.LoadOptions) error
 	if c.region != "" {
 		opts = append(opts, config.WithRegion(c.region))
 	}
@@ -162,6 +163,11 @@ func (c urlConfig) client(ctx context.Context) (*awss3.Client, *http.Transport, 
 	if err != nil {
 		return nil, nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("bucket %s: the AWS configuration: %w", c.bucket, err)}
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
+		tr = bc.GetTransport()
+	}
+	cfg.HTTPClient = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion
 	}

@@ -88,7 +88,7 @@ func decode(body []byte, key string, kinds ...string) (record, error) {
 		return r, fmt.Errorf("%w (someone else's object: %d bytes)", errForeign, len(body))
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return r, fmt.Errorf("%w (someone else's object: %v)", errForeign, err)
+		return r, fmt.Errorf("%w (someone else's object: its body is not the store's JSON)", errForeign)
 	}
 	if r.Leasehold != format {
 		return r, fmt.Errorf("%w (someone else's object: no \"leasehold\": %d field)", errForeign, format)
