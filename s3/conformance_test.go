@@ -46,6 +46,11 @@ func TestVersity(t *testing.T) {
 		leasetest.Run(t, leasetest.Config{
 			Open:       func(t testing.TB) leasehold.Store { return open(t, v, "conformance") },
 			Contenders: 16,
+			Restart: func(t testing.TB) {
+				if err := v.Restart(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+			},
 		})
 	})
 	t.Run("deleted_objects_do_not_restart_the_token", func(t *testing.T) { testDeleted(t, v) })
