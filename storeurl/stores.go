@@ -70,7 +70,7 @@ const (
 // Stores returns the store table, in the order shown to users. Each call
 // returns a new slice.
 func Stores() []Kind {
-	return []Kind{
+	return append([]Kind{
 		{
 			Name: "sqlite", Title: "embedded (default)", Schemes: []string{"sqlite", "file"},
 			Package: "sqlite",
@@ -131,6 +131,12 @@ func Stores() []Kind {
 			Token:         "the key's create revision",
 			Notes:         "one keepalive per session",
 		},
+	}, cloudStores()...)
+}
+
+// cloudStores are the rows of the stores on object storage services.
+func cloudStores() []Kind {
+	return []Kind{
 		{
 			Name: "azblob", Title: "Azure Blob", Schemes: []string{"azblob"},
 			Package: "azblob",
