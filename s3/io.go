@@ -69,8 +69,11 @@ func condOf(o *object) cond {
 	return cond(o.etag)
 }
 
-// write is one conditional PUT of rec; it returns the new ETag.
-func (s *Store) write(ctx context.Context, name string, rec record, c cond) (string, error) {
+// write is one conditional PUT of rec, with a new random Write field
+// (which it stores in *rec, so that the caller can recognise its own write
+// when the answer is lost); it returns the new ETag.
+func (s *Store) write(ctx context.Context, name string, rec *record, c cond) (string, error) {
+	rec.Write = nonce()
 	in := &awss3.PutObjectInput{
 		Bucket: &s.bucket, Key: &name, Body: bytes.NewReader(rec.encode()),
 		ContentType: aws.String("application/json"),

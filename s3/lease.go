@@ -31,6 +31,13 @@ func newState(g leasehold.Grant, etag string) *grantState {
 	return st
 }
 
+// remember keeps etag for the grant's next call; st may be nil.
+func (st *grantState) remember(etag string) {
+	if st != nil {
+		st.etag.Store(&etag)
+	}
+}
+
 // stateOf returns g's state and the ETag to write on ("" to read first).
 func stateOf(g leasehold.Grant) (*grantState, string) {
 	st, _ := g.Private.(*grantState)
@@ -88,7 +95,8 @@ func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *ob
 		return 0, "", s.err(ctx, "acquire", cname, err)
 	}
 	name := s.LeaseObject(req.Key)
-	etag, err := s.write(ctx, name, leaseRecord(req.Key, req.Owner, req.Label, tok, req.TTL), condOf(cur))
+	rec := leaseRecord(req.Key, req.Owner, req.Label, tok, req.TTL)
+	etag, err := s.write(ctx, name, &rec, condOf(cur))
 	switch {
 	case err == nil:
 		return tok, etag, nil
@@ -118,7 +126,8 @@ func (s *Store) reserve(ctx context.Context, key string, last uint64) (uint64, s
 		}
 		tok := max(last, c.token()) + 1
 		tok = max(tok, uint64(now.UnixMicro()))
-		_, err = s.write(ctx, name, counterRecord(key, tok), condOf(c))
+		rec := counterRecord(key, tok)
+		_, err = s.write(ctx, name, &rec, condOf(c))
 		if err == nil {
 			return tok, name, nil
 		}
@@ -163,9 +172,8 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		return err
 	}
 	err := s.rewrite(ctx, g, func(*object) record { return tombstone(g.Key, g.Token) })
-	if st, _ := stateOf(g); err == nil && st != nil {
-		empty := ""
-		st.etag.Store(&empty) // the tombstone's ETag must not serve a later call
+	if st, _ := stateOf(g); err == nil {
+		st.remember("") // the tombstone's ETag must not serve a later call
 	}
 	return s.opErr(ctx, "release", g.Key, err)
 }
@@ -186,22 +194,28 @@ func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, next func(*objec
 	name := s.LeaseObject(g.Key)
 	st, etag := stateOf(g)
 	var cur *object
+	var last record // the last write tried
 	for range maxTries {
 		if etag == "" {
 			o, _, err := s.read(ctx, name, g.Key, kindLease, kindReleased)
 			if err != nil {
 				return err
 			}
+			if o != nil && last.Write != "" && o.rec.Write == last.Write {
+				// The last write landed; its answer was lost and the SDK's
+				// retry of it refused by its own precondition.
+				st.remember(o.etag)
+				return nil
+			}
 			if !o.isGrant(g.Owner, g.Token) {
 				return leasehold.ErrNotHeld
 			}
 			cur, etag = o, o.etag
 		}
-		newTag, err := s.write(ctx, name, next(cur), cond(etag))
+		last = next(cur)
+		newTag, err := s.write(ctx, name, &last, cond(etag))
 		if err == nil {
-			if st != nil {
-				st.etag.Store(&newTag)
-			}
+			st.remember(newTag)
 			return nil
 		}
 		if !conflict(err) {

@@ -26,25 +26,25 @@ func (s *Store) probe(ctx context.Context) error {
 		return &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s (%s): %w: %s", s.where(name), s.endpoint(), ErrUnsafeServer, what)}
 	}
 	rec := counterRecord(key, 1)
-	etag, err := s.write(ctx, name, rec, create)
+	etag, err := s.write(ctx, name, &rec, create)
 	if err != nil {
 		return fail(err)
 	}
 	defer s.remove(ctx, name)
-	switch _, err := s.write(ctx, name, rec, create); {
+	switch _, err := s.write(ctx, name, &rec, create); {
 	case err == nil:
 		return unsafe("a PUT with If-None-Match: * replaced an existing object")
 	case !conflict(err):
 		return fail(err)
 	}
-	switch _, err := s.write(ctx, name, rec, cond(`"0123456789abcdef0123456789abcdef"`)); {
+	switch _, err := s.write(ctx, name, &rec, cond(`"0123456789abcdef0123456789abcdef"`)); {
 	case err == nil:
 		return unsafe("a PUT with If-Match on a wrong ETag was applied")
 	case !conflict(err):
 		return fail(err)
 	}
 	rec.Token = 2
-	next, err := s.write(ctx, name, rec, cond(etag))
+	next, err := s.write(ctx, name, &rec, cond(etag))
 	switch {
 	case conflict(err):
 		return unsafe("a PUT with If-Match on the object's own ETag was refused")

@@ -71,8 +71,8 @@ func counterRecord(key string, tok uint64) record {
 	return record{Leasehold: format, Kind: kindCounter, Key: key, Token: tok}
 }
 
+// encode is the record's JSON; the caller has set Write (see write).
 func (r record) encode() []byte {
-	r.Write = nonce()
 	b, _ := json.Marshal(r)
 	return b
 }
