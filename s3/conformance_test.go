@@ -57,6 +57,7 @@ func TestVersity(t *testing.T) {
 	t.Run("deleted_while_held", func(t *testing.T) { testDeletedWhileHeld(t, v) })
 	t.Run("bad_input", func(t *testing.T) { testBadInput(t, v) })
 	t.Run("unsafe_servers_refused", func(t *testing.T) { testUnsafe(t, v) })
+	t.Run("lost_replies", func(t *testing.T) { testLostReplies(t, v) })
 	t.Run("migrate_creates_the_bucket", func(t *testing.T) { testMigrate(t, v) })
 }
 
