@@ -27,7 +27,7 @@
 //	| question                          | answer |
 //	| --------------------------------- | ------ |
 //	| whose clock ends a lease          | the server's: a lease ends TTL after the whole second of its last write (Last-Modified) plus one second, and an acquirer judges it by the Date header of its own read; the client's clock is never used |
-//	| TTLs                              | 1 s to 24 h; the server holds a lease 1 to 2 s longer than its TTL (HTTP dates are whole seconds), and a server whose Date header lags its clock (versitygw: up to a second) lets the next owner in that much later still |
+//	| TTLs                              | 1 s to 24 h; the server holds a lease up to 2 s longer than its TTL (HTTP dates are whole seconds), and a server whose Date header lags its clock (versitygw: up to a second) lets the next owner in that much later still |
 //	| what a paused holder can still do | nothing once its lease expired and another owner took it: renew and release are PUTs with If-Match on an ETag the takeover changed; an expired lease that nobody took is renewed, keeping its token |
 //	| where the token lives             | in the lease object (also in its tombstone) and in the counter object, which acquires raise before they write the lease and which the store never deletes |
 //	| why it cannot go backwards        | a new token is max(lease token + 1, counter + 1, the server's Date in µs); the lease object's write is conditional on the version read, and the counter only grows (If-Match), so deleting the lease object (someone else's doing) cannot restart it; deleting both objects can only repeat a token within the same second as the key's last grant (the clock floor), or if the server's clock also steps back |
