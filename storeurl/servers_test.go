@@ -103,6 +103,23 @@ func TestPostgresSchemeAndMigrate(t *testing.T) {
 	s.Close()
 }
 
+func TestS3SchemeAndMigrate(t *testing.T) {
+	v := testserver.NewVersity(t, testserver.VersityOptions{})
+	u := "s3://storeurl-test/app?endpoint=" + v.Endpoint() + "&access_key=" + testserver.VersityAccessKey +
+		"&secret_key=" + testserver.VersitySecretKey
+	if _, err := storeurl.Open(context.Background(), u); err == nil || !strings.Contains(err.Error(), "leasehold migrate") {
+		t.Errorf("open before the migration: %v, want an error saying to migrate", err)
+	}
+	for range 2 { // idempotent
+		if err := storeurl.Migrate(context.Background(), u); err != nil {
+			t.Fatalf("Migrate: %v", err)
+		}
+	}
+	s := openWhenUp(t, u)
+	useStore(t, s, "s3")
+	s.Close()
+}
+
 func TestMigrateOtherStores(t *testing.T) {
 	if err := storeurl.Migrate(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "l.db")); err != nil {
 		t.Errorf("Migrate of a sqlite URL: %v", err)

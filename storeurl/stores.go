@@ -70,7 +70,7 @@ const (
 // Stores returns the store table, in the order shown to users. Each call
 // returns a new slice.
 func Stores() []Kind {
-	return []Kind{
+	return append([]Kind{
 		{
 			Name: "sqlite", Title: "embedded (default)", Schemes: []string{"sqlite", "file"},
 			Package: "sqlite",
@@ -131,6 +131,12 @@ func Stores() []Kind {
 			Token:         "the key's create revision",
 			Notes:         "one keepalive per session",
 		},
+	}, cloudStores()...)
+}
+
+// cloudStores are the rows of the stores on object storage services.
+func cloudStores() []Kind {
+	return []Kind{
 		{
 			Name: "azblob", Title: "Azure Blob", Schemes: []string{"azblob"},
 			Package: "azblob",
@@ -140,6 +146,16 @@ func Stores() []Kind {
 			CheckURL: checkAzblob, Open: openAzblob, Migrate: migrateAzblob,
 			Token: "counter in a never-leased counter blob's metadata, bumped under If-Match after the lease acquire",
 			Notes: "TTL 15-60 s (Azure's lease range; others refused); Azure's clock ends a lease",
+		},
+		{
+			Name: "s3", Title: "S3", Schemes: []string{"s3"},
+			Package: "s3",
+			URLs:    []string{"s3://bucket/prefix?endpoint=URL&region=R"},
+			Usage: "s3://bucket[/prefix][?endpoint=URL&region=R&access_key=K&secret_key=S]\n" +
+				"                        one object per key (credentials also from AWS_ACCESS_KEY_ID...); `leasehold migrate` creates the bucket",
+			CheckURL: checkS3, Open: openS3, Migrate: migrateS3,
+			Token: "max(counter + 1, the server's Date in µs), the counter in a never-deleted counter object raised under If-Match before the lease's conditional write",
+			Notes: "conditional writes (If-None-Match, If-Match); the server's clock (Last-Modified, Date) ends a lease; a server that ignores the conditions is refused at open",
 		},
 	}
 }

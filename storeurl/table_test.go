@@ -101,6 +101,7 @@ func TestGoodURLs(t *testing.T) {
 		"postgres://u@127.0.0.1/db?mode=advisory", "postgresql://u:p@127.0.0.1:5432/db?sslmode=disable",
 		"etcd://127.0.0.1:2379", "etcd://u:p@127.0.0.1:2379,127.0.0.1:2380/app?dial_timeout=2s",
 		"azblob://acct/locks", "azblob://devstoreaccount1/c?endpoint=http://127.0.0.1:10000/devstoreaccount1&auth=key&key=a2V5",
+		"s3://bucket", "s3://bucket/a/prefix?endpoint=http://127.0.0.1:7070&region=us-east-1&access_key=k&secret_key=s",
 	} {
 		k, ok := Lookup(strings.Split(u, ":")[0])
 		if !ok {
@@ -132,6 +133,7 @@ func TestBadURLs(t *testing.T) {
 		"etcd://127.0.0.1",
 		"etcd://127.0.0.1:2379?dial_timeout=soon",
 		"azblob://acct", "azblob://acct/c/d", "azblob://acct/c?auth=magic",
+		"s3://", "s3://b?endpoint=127.0.0.1:7070", "s3://b?access_key=k", "s3://b?nosuch=1",
 	} {
 		if s, err := Open(ctx, u); !errors.Is(err, ErrBadURL) {
 			if s != nil {

@@ -16,15 +16,17 @@
 //   - etcd.go: an etcd single node or cluster;
 //   - zookeeper.go: a ZooKeeper standalone server or ensemble (Java, from
 //     Debian's package);
-//   - consul.go: a Consul dev agent or a cluster of server agents.
+//   - consul.go: a Consul dev agent or a cluster of server agents;
+//   - azurite.go: Azurite's blob service (Azure Blob emulator);
+//   - versitygw.go: the Versity S3 gateway over a folder (posix backend),
+//     its buckets made as folders.
 //
 // Each launcher has an error-returning StartX for TestMain functions and
 // other non-test users, and a NewX(t) that fails t when the server cannot
 // start and stops it when t ends. Readiness probes speak the servers' wire
 // protocols themselves (RESP, the PostgreSQL and MariaDB handshakes, etcd's
 // HTTP /health, ZooKeeper's srvr, Consul's /v1/status/leader), so that the package needs nothing outside the standard
-// library. A new server (Azurite, versitygw) is one more
-// file: find its binary with [FindBin], pick ports with [FreePort], write a
+// library. A new server is one more file: find its binary with [FindBin], pick ports with [FreePort], write a
 // probe, and start a [Process].
 //
 // Binaries are looked up in $LEASEHOLD_BIN (default ~/.cache/leasehold/bin),

@@ -1,0 +1,247 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/leasehold-go/leasehold"
+)
+
+// maxTries bounds the read-and-write rounds of one call that lose their
+// conditional write to other writers of the same key.
+const maxTries = 32
+
+// grantState is a grant's Private value: the ETag of the store's last
+// write of the lease, so that a renewal or release of a grant made by this
+// process needs one request (a conditional PUT), not a read first. It is
+// used only for the key, owner and token it was made for (a copy of the
+// grant with another owner or token reads first), and only while the
+// last write was the lease's (a release empties it).
+type grantState struct {
+	key, owner string
+	token      uint64
+	etag       atomic.Pointer[string]
+}
+
+func newState(g leasehold.Grant, etag string) *grantState {
+	st := &grantState{key: g.Key, owner: g.Owner, token: g.Token}
+	st.etag.Store(&etag)
+	return st
+}
+
+// remember keeps etag for the grant's next call; st may be nil.
+func (st *grantState) remember(etag string) {
+	if st != nil {
+		st.etag.Store(&etag)
+	}
+}
+
+// stateOf returns g's state and the ETag to write on ("" to read first).
+func stateOf(g leasehold.Grant) (*grantState, string) {
+	st, _ := g.Private.(*grantState)
+	if st == nil || st.key != g.Key || st.owner != g.Owner || st.token != g.Token {
+		return nil, ""
+	}
+	return st, *st.etag.Load()
+}
+
+// Acquire reads the key's lease object; if it is absent, released or
+// expired by the server's clock, it reserves a token in the counter object
+// and writes the lease with If-None-Match: * (absent) or If-Match on the
+// ETag read (released or expired), so that of racing acquirers exactly one
+// write lands.
+func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
+		return leasehold.Grant{}, err
+	}
+	if err := s.checkOpen("acquire"); err != nil {
+		return leasehold.Grant{}, err
+	}
+	name := s.LeaseObject(req.Key)
+	var tok uint64 // of the last write tried
+	for range maxTries {
+		cur, now, err := s.read(ctx, name, req.Key, kindLease, kindReleased)
+		if err != nil {
+			return leasehold.Grant{}, s.err(ctx, "acquire", name, err)
+		}
+		if tok != 0 && cur.isGrant(req.Owner, tok) {
+			// The last write landed, but its answer was lost and the SDK's
+			// retry of it was refused by its own precondition.
+			return s.grant(req, tok, cur.etag), nil
+		}
+		if cur.heldAt(now) {
+			return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key, Label: cur.rec.Label, Token: cur.rec.Token, Remaining: cur.remaining(now)}
+		}
+		var etag string
+		if tok, etag, err = s.claim(ctx, req, cur); err != nil {
+			return leasehold.Grant{}, err
+		}
+		if etag != "" {
+			return s.grant(req, tok, etag), nil
+		}
+	}
+	// Every round lost its write to another acquirer: the key is busy.
+	return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key}
+}
+
+// claim reserves a token and writes the lease on condition that cur (the
+// lease object read, nil when absent) is still there. It returns the token
+// and the new ETag, or no ETag when another write came first.
+func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *object) (uint64, string, error) {
+	tok, cname, err := s.reserve(ctx, req.Key, cur.token())
+	if err != nil {
+		return 0, "", s.err(ctx, "acquire", cname, err)
+	}
+	name := s.LeaseObject(req.Key)
+	rec := leaseRecord(req.Key, req.Owner, req.Label, tok, req.TTL)
+	etag, err := s.write(ctx, name, &rec, condOf(cur))
+	switch {
+	case err == nil:
+		return tok, etag, nil
+	case conflict(err):
+		return tok, "", nil
+	}
+	return 0, "", s.err(ctx, "acquire", name, err)
+}
+
+func (s *Store) grant(req leasehold.AcquireRequest, tok uint64, etag string) leasehold.Grant {
+	g := leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: tok, TTL: req.TTL}
+	g.Private = newState(g, etag)
+	return g
+}
+
+// reserve raises the key's counter object to a new token and returns it:
+// one more than the larger of last (the lease object's token) and the
+// counter, and at least the server's time in microseconds. The counter is
+// written with If-Match on the ETag read (If-None-Match: * when absent),
+// so it only grows; the store never deletes it.
+func (s *Store) reserve(ctx context.Context, key string, last uint64) (uint64, string, error) {
+	name := s.CounterObject(key)
+	for range maxTries {
+		c, now, err := s.read(ctx, name, key, kindCounter)
+		if err != nil {
+			return 0, name, err
+		}
+		tok := max(last, c.token()) + 1
+		tok = max(tok, uint64(now.UnixMicro()))
+		rec := counterRecord(key, tok)
+		_, err = s.write(ctx, name, &rec, condOf(c))
+		if err == nil {
+			return tok, name, nil
+		}
+		if !conflict(err) {
+			return 0, name, err
+		}
+	}
+	return 0, name, fmt.Errorf("the counter changed under %d conditional writes in a row", maxTries)
+}
+
+// Renew rewrites the lease with a new TTL under If-Match on the ETag of
+// the store's last write of it (or, for a grant from elsewhere, on the
+// ETag of a read that found the grant's owner and token). A lease that
+// expired but that nobody took since is renewed, keeping its token.
+func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
+		return leasehold.Grant{}, err
+	}
+	if err := s.checkOpen("renew"); err != nil {
+		return leasehold.Grant{}, err
+	}
+	label := g.Label
+	err := s.rewrite(ctx, g, func(cur *object) record {
+		if cur != nil {
+			label = cur.rec.Label
+		}
+		return leaseRecord(g.Key, g.Owner, label, g.Token, g.TTL)
+	})
+	if err != nil {
+		return leasehold.Grant{}, s.opErr(ctx, "renew", g.Key, err)
+	}
+	return g, nil
+}
+
+// Release overwrites the lease with a tombstone that keeps its token,
+// under If-Match as Renew does. The store never deletes a lease object.
+func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
+	if err := leasehold.CheckRelease(g); err != nil {
+		return err
+	}
+	if err := s.checkOpen("release"); err != nil {
+		return err
+	}
+	err := s.rewrite(ctx, g, func(*object) record { return tombstone(g.Key, g.Token) })
+	if st, _ := stateOf(g); err == nil {
+		st.remember("") // the tombstone's ETag must not serve a later call
+	}
+	return s.opErr(ctx, "release", g.Key, err)
+}
+
+func (s *Store) opErr(ctx context.Context, op, key string, err error) error {
+	if err == nil || errors.Is(err, leasehold.ErrNotHeld) {
+		return err
+	}
+	return s.err(ctx, op, s.LeaseObject(key), err)
+}
+
+// rewrite writes next(cur) over g's lease if g still holds it: first on
+// the ETag the grant remembers, then, after a conflict (another writer,
+// or this process's own write whose answer was lost), on the ETag of a
+// read that shows g's owner and token. next gets the object read (nil
+// when it wrote on the remembered ETag).
+func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, next func(*object) record) error {
+	name := s.LeaseObject(g.Key)
+	st, etag := stateOf(g)
+	var cur *object
+	var last record // the last write tried
+	for range maxTries {
+		if etag == "" {
+			o, _, err := s.read(ctx, name, g.Key, kindLease, kindReleased)
+			if err != nil {
+				return err
+			}
+			if o != nil && last.Write != "" && o.rec.Write == last.Write {
+				// The last write landed; its answer was lost and the SDK's
+				// retry of it refused by its own precondition.
+				st.remember(o.etag)
+				return nil
+			}
+			if !o.isGrant(g.Owner, g.Token) {
+				return leasehold.ErrNotHeld
+			}
+			cur, etag = o, o.etag
+		}
+		last = next(cur)
+		newTag, err := s.write(ctx, name, &last, cond(etag))
+		if err == nil {
+			st.remember(newTag)
+			return nil
+		}
+		if !conflict(err) {
+			return err
+		}
+		etag = ""
+	}
+	return fmt.Errorf("the lease changed under %d conditional writes in a row", maxTries)
+}
+
+// Holder reads the key's lease object and reports its holder and time
+// left by the server's clock (whole seconds: see the package doc).
+func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	if err := leasehold.CheckHolder(key); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if err := s.checkOpen("holder"); err != nil {
+		return leasehold.Holder{}, err
+	}
+	name := s.LeaseObject(key)
+	cur, now, err := s.read(ctx, name, key, kindLease, kindReleased)
+	if err != nil {
+		return leasehold.Holder{}, s.err(ctx, "holder", name, err)
+	}
+	if !cur.heldAt(now) {
+		return leasehold.Holder{}, leasehold.ErrNotHeld
+	}
+	return leasehold.Holder{Key: key, Label: cur.rec.Label, Token: cur.rec.Token, Remaining: cur.remaining(now)}, nil
+}
