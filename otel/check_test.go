@@ -19,8 +19,9 @@ func (r *rig) checkMetrics(lc lifecycle) {
 	bWait := 2*acquireTook + releaseTook
 	s.wantCount(lhotel.MetricAcquires, 4, granted)
 	s.wantCount(lhotel.MetricAcquires, 1, heldOut)
-	if n := s.points(lhotel.MetricAcquires); n != 2 {
-		r.t.Errorf("%s has %d series, want granted and held", lhotel.MetricAcquires, n)
+	s.wantCount(lhotel.MetricAcquires, 0, errorOut)
+	if n := s.points(lhotel.MetricAcquires); n != 3 {
+		r.t.Errorf("%s has %d series, want granted, held and error", lhotel.MetricAcquires, n)
 	}
 	s.wantHist(lhotel.MetricAcquireWait, 4, seconds(acquireTook, acquireTook, bWait, acquireTook), granted)
 	s.wantHist(lhotel.MetricAcquireWait, 1, seconds(acquireTook), heldOut)
@@ -41,8 +42,9 @@ func (r *rig) checkMetrics(lc lifecycle) {
 	s.wantCount(lhotel.MetricRenewFailures, 1, attribute.String("leasehold.outcome", "lost"))
 	s.wantCount(lhotel.MetricLosses, 1, attribute.String("leasehold.loss.reason", "not_held"))
 	s.wantCount(lhotel.MetricLosses, 1, attribute.String("leasehold.loss.reason", "expired"))
-	if n := s.points(lhotel.MetricLosses); n != 2 {
-		r.t.Errorf("%s has %d series, want 2", lhotel.MetricLosses, n)
+	s.wantCount(lhotel.MetricLosses, 0, attribute.String("leasehold.loss.reason", "other"))
+	if n := s.points(lhotel.MetricLosses); n != 3 {
+		r.t.Errorf("%s has %d series, want 3", lhotel.MetricLosses, n)
 	}
 	s.wantHist(lhotel.MetricLeaseDuration, 2, seconds(lc.heldA, lc.heldC), attribute.String("leasehold.lease.end", "released"))
 	s.wantHist(lhotel.MetricLeaseDuration, 2, seconds(lc.heldB, lc.heldD), attribute.String("leasehold.lease.end", "lost"))

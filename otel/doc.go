@@ -42,7 +42,9 @@
 //   - leasehold.fence.rejections ({write}, counter): writes a fence helper
 //     refused as stale (through leasehold.FenceRejections).
 //
-// With Options.KeyAttribute every measurement also carries leasehold.key
+// Without Options.KeyAttribute, New makes every counter's series at 0
+// (each outcome and reason), so that a rate or an increase sees the first
+// event. With it, every measurement also carries leasehold.key
 // (for fence rejections, the fenced resource). It is off by default: a
 // key per job or per message would make a series per key.
 //

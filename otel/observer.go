@@ -56,7 +56,30 @@ func New(opts Options) (*Observer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Observer{keyAttr: opts.KeyAttribute, tracer: tp.Tracer(ScopeName), m: m}, nil
+	o := &Observer{keyAttr: opts.KeyAttribute, tracer: tp.Tracer(ScopeName), m: m}
+	if !o.keyAttr {
+		o.zero()
+	}
+	return o, nil
+}
+
+// zero makes every counter's series, at 0, so that a rate or an increase
+// over it sees the first event (a series that first appears at 1 shows no
+// increase). Series per key cannot be known in advance.
+func (o *Observer) zero() {
+	ctx, none := context.Background(), o.attrs("")
+	for _, outcome := range []string{"granted", "held", "error"} {
+		o.m.acquires.Add(ctx, 0, o.attrs("", attrOutcome.String(outcome)))
+	}
+	for _, outcome := range []string{"jeopardy", "lost"} {
+		o.m.renewFailures.Add(ctx, 0, o.attrs("", attrOutcome.String(outcome)))
+	}
+	for _, reason := range []string{"expired", "not_held", "other"} {
+		o.m.losses.Add(ctx, 0, o.attrs("", attrReason.String(reason)))
+	}
+	o.m.contention.Add(ctx, 0, none)
+	o.m.held.Add(ctx, 0, none)
+	o.m.fenceRejections.Add(ctx, 0, none)
 }
 
 // Observe records e; see the package documentation for what each event
