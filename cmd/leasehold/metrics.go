@@ -31,7 +31,7 @@ func (a *app) withMetrics(f runFlags, body func(runFlags) int) int {
 	if f.metricsAddr == "" {
 		return body(f)
 	}
-	m, err := serveMetrics(f.metricsAddr)
+	m, err := serveMetrics(f.metricsAddr, f.key)
 	if err != nil {
 		return a.fail(f.name, err)
 	}
@@ -55,10 +55,13 @@ type metricsServer struct {
 	served chan error
 }
 
-// serveMetrics listens on addr and serves /metrics there.
-func serveMetrics(addr string) (*metricsServer, error) {
+// serveMetrics listens on addr and serves /metrics there. Every leasehold
+// series carries the label leasehold_key="key": the process holds that one
+// key, so the label costs no series, and the alerts of docs/alerts.yml can
+// tell keys apart across processes.
+func serveMetrics(addr, key string) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
-	exp, err := promexporter.New(promexporter.WithRegisterer(reg),
+	exp, err := promexporter.New(promexporter.WithRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"leasehold_key": key}, reg)),
 		promexporter.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
 		promexporter.WithoutTargetInfo(), promexporter.WithoutScopeInfo())
 	if err != nil {

@@ -94,7 +94,8 @@ func scrape(t *testing.T, url string) ([]byte, map[string]float64) {
 }
 
 // The metrics of a running `leasehold run`: scraped while the command runs,
-// clean by promtool, with the grant, the lease held and a renewal counted.
+// clean by promtool, labelled with the key, with the grant, the lease held
+// and a renewal counted.
 func TestRunServesMetrics(t *testing.T) {
 	promtool(t)
 	e := newEnv(t)
@@ -102,7 +103,7 @@ func TestRunServesMetrics(t *testing.T) {
 	p := e.start(nil, "run", "metered", "--ttl", "3s", "--metrics-addr", "127.0.0.1:0",
 		"--", "sh", "-c", "while [ ! -e "+stop+" ]; do sleep 0.05; done")
 	url := servedAt(t, p)
-	renewed := `leasehold_store_duration_seconds_count{leasehold_operation="renew",leasehold_outcome="ok"}`
+	renewed := `leasehold_store_duration_seconds_count{leasehold_key="metered",leasehold_operation="renew",leasehold_outcome="ok"}`
 	var body []byte
 	var samples map[string]float64
 	waitFor(t, 15*time.Second, "a renewal in the metrics", func() bool {
@@ -113,20 +114,20 @@ func TestRunServesMetrics(t *testing.T) {
 		t.Errorf("promtool check metrics:\n%s\nmetrics:\n%s", out, body)
 	}
 	for series, want := range map[string]float64{
-		`leasehold_acquires_total{leasehold_outcome="granted"}`:                                        1,
-		`leasehold_acquires_total{leasehold_outcome="held"}`:                                           0,
-		`leasehold_acquire_wait_seconds_count{leasehold_outcome="granted"}`:                            1,
-		`leasehold_store_duration_seconds_count{leasehold_operation="acquire",leasehold_outcome="ok"}`: 1,
-		`leasehold_leases_held`: 1,
-		`leasehold_lease_losses_total{leasehold_loss_reason="expired"}`: 0,
-		`leasehold_renew_failures_total{leasehold_outcome="jeopardy"}`:  0,
-		`leasehold_fence_rejections_total`:                              0,
+		`leasehold_acquires_total{leasehold_key="metered",leasehold_outcome="granted"}`:                                        1,
+		`leasehold_acquires_total{leasehold_key="metered",leasehold_outcome="held"}`:                                           0,
+		`leasehold_acquire_wait_seconds_count{leasehold_key="metered",leasehold_outcome="granted"}`:                            1,
+		`leasehold_store_duration_seconds_count{leasehold_key="metered",leasehold_operation="acquire",leasehold_outcome="ok"}`: 1,
+		`leasehold_leases_held{leasehold_key="metered"}`:                                                                       1,
+		`leasehold_lease_losses_total{leasehold_key="metered",leasehold_loss_reason="expired"}`:                                0,
+		`leasehold_renew_failures_total{leasehold_key="metered",leasehold_outcome="jeopardy"}`:                                 0,
+		`leasehold_fence_rejections_total{leasehold_key="metered"}`:                                                            0,
 	} {
 		if got, ok := samples[series]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v; metrics:\n%s", series, got, ok, want, body)
 		}
 	}
-	if w := samples[`leasehold_acquire_wait_seconds_sum{leasehold_outcome="granted"}`]; w <= 0 || w > 10 {
+	if w := samples[`leasehold_acquire_wait_seconds_sum{leasehold_key="metered",leasehold_outcome="granted"}`]; w <= 0 || w > 10 {
 		t.Errorf("acquire wait %v s: want a positive time under the test's limits", w)
 	}
 	if err := os.WriteFile(stop, nil, 0o644); err != nil {

@@ -54,8 +54,9 @@ Exit status:
 const metricsUsage = `  --metrics-addr HOST:PORT
                  serve the lease's metrics (docs/metrics.md) in Prometheus's
                  format at http://HOST:PORT/metrics while the command runs
-                 (elect: across campaigns); port 0 picks a free port, named
-                 on stderr. An address that cannot be had exits 2 at once.
+                 (elect: across campaigns), each series labelled with
+                 leasehold_key; port 0 picks a free port, named on stderr.
+                 An address that cannot be had exits 2 at once.
 `
 
 // commandUsage holds the text of "leasehold help COMMAND" and of each
