@@ -40,13 +40,14 @@
 //     waiters (etcd), a waiting acquire's one attempt includes its time in
 //     the queue.
 //   - leasehold.fence.rejections ({write}, counter): writes a fence helper
-//     refused as stale (through leasehold.FenceRejections).
+//     refused as stale (through leasehold.FenceRejections). Never by key,
+//     even with KeyAttribute: the fenced resource is a row or a path.
 //
 // Without Options.KeyAttribute, New makes every counter's series at 0
 // (each outcome and reason), so that a rate or an increase sees the first
-// event. With it, every measurement also carries leasehold.key
-// (for fence rejections, the fenced resource). It is off by default: a
-// key per job or per message would make a series per key.
+// event. With it, every measurement but the fence rejections also
+// carries leasehold.key. It is off by default: a key per job or per
+// message would make a series per key.
 //
 // The spans are leasehold.acquire, leasehold.renew and leasehold.release,
 // with the attributes leasehold.key and, for a grant, leasehold.token; an
