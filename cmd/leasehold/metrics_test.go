@@ -130,6 +130,7 @@ func TestRunServesMetrics(t *testing.T) {
 	if w := samples[`leasehold_acquire_wait_seconds_sum{leasehold_key="metered",leasehold_outcome="granted"}`]; w <= 0 || w > 10 {
 		t.Errorf("acquire wait %v s: want a positive time under the test's limits", w)
 	}
+	checkDocumented(t, samples)
 	if err := os.WriteFile(stop, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -160,5 +161,29 @@ func TestMetricsAddrInUse(t *testing.T) {
 	// Nothing acquired the key: a plain run gets it at once.
 	if code, _, stderr := e.lh(nil, "run", "busy", "--", "true"); code != 0 {
 		t.Errorf("run after the refusals: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// checkDocumented checks that the scraped leasehold metrics are the ones
+// docs/metrics.md lists, all of them but the hold durations, which appear
+// when the first lease ends.
+func checkDocumented(t *testing.T, samples map[string]float64) {
+	t.Helper()
+	documented := documentedMetrics(t)
+	seen := map[string]bool{}
+	for series := range samples {
+		name, _, _ := strings.Cut(series, "{")
+		if !strings.HasPrefix(name, "leasehold_") {
+			continue
+		}
+		seen[baseName(name)] = true
+		if !documented[baseName(name)] {
+			t.Errorf("served metric %s is not in docs/metrics.md", name)
+		}
+	}
+	for name := range documented {
+		if !seen[name] && name != "leasehold_lease_duration_seconds" {
+			t.Errorf("docs/metrics.md lists %s, which a running leasehold run does not serve", name)
+		}
 	}
 }
