@@ -34,6 +34,6 @@ func (c *Client) Claim(ctx context.Context, key string, opts AcquireOptions) (Gr
 	}
 	attempts := 0
 	_, g, _, err := c.grant(ctx, key, opts, &attempts)
-	c.observeAcquire(key, g.Token, called, attempts, err)
+	c.observeAcquire(key, g.Token, called, attempts, true, err)
 	return g, err
 }

@@ -91,12 +91,13 @@ func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (
 	if err == nil {
 		l, err = c.start(ctx, g, sent, req.TTL)
 	}
-	c.observeAcquire(key, g.Token, called, attempts, err)
+	c.observeAcquire(key, g.Token, called, attempts, false, err)
 	return l, err
 }
 
-// observeAcquire reports an acquire that returned err to the observer.
-func (c *Client) observeAcquire(key string, token uint64, called time.Time, attempts int, err error) {
+// observeAcquire reports an acquire (a Claim when claimed) that returned
+// err to the observer.
+func (c *Client) observeAcquire(key string, token uint64, called time.Time, attempts int, claimed bool, err error) {
 	if c.opts.Observer == nil {
 		return
 	}
@@ -104,7 +105,7 @@ func (c *Client) observeAcquire(key string, token uint64, called time.Time, atte
 		token = 0
 	}
 	c.opts.Observer.Observe(Event{Kind: EventAcquire, Key: key, Token: token, Err: err,
-		Wait: c.opts.Clock.Now().Sub(called), Attempts: attempts})
+		Wait: c.opts.Clock.Now().Sub(called), Attempts: attempts, Claimed: claimed})
 }
 
 // grant obtains a grant of key from the store as Acquire describes, with

@@ -31,7 +31,9 @@ const (
 	// EventAcquire: an Acquire (or Claim) returned. Err is nil when it
 	// was granted, else why not (a *HeldError when the key stayed held).
 	// Wait is the time from the call to its return, Attempts the store
-	// attempts made.
+	// attempts made. Claimed is set when the call was Claim: the grant
+	// has no Lease, so no EventLost or EventRelease follows it. Every other
+	// grant (a Lease) ends with exactly one EventLost or EventRelease.
 	EventAcquire EventKind = iota + 1
 	// EventRenew: a renewal's answer. Err is nil when the lease was
 	// extended; otherwise the renewal failed, and either the lease is lost
@@ -41,7 +43,8 @@ const (
 	EventRenew
 	// EventLost: the lease ended without Release. Err is the *LostError
 	// (its Reason: ErrNotHeld, ErrExpired, ...). Held is the time since
-	// the grant was sent.
+	// the grant was sent. It is reported before the lease's context is
+	// cancelled.
 	EventLost
 	// EventRelease: Release deleted the grant from the store, or tried.
 	// Err is the store's answer (nil, or the *LostError of a lease already
@@ -86,6 +89,7 @@ type Event struct {
 	Latency   time.Duration
 	Held      time.Duration
 	Remaining time.Duration
+	Claimed   bool
 }
 
 // FenceRejections returns a fence.StaleFunc that reports each refused write

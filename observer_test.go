@@ -175,3 +175,39 @@ func TestFenceRejectionsReachTheObserver(t *testing.T) {
 		t.Fatalf("event %+v, want key /doc, token 6, a stale error", e)
 	}
 }
+
+// portable is a memory store that claims portable grants, so that Claim
+// accepts it.
+type portable struct{ *memory.Store }
+
+func (p portable) Info() leasehold.Info {
+	i := p.Store.Info()
+	i.PortableGrants = true
+	return i
+}
+
+func TestObserverTellsClaimsFromLeases(t *testing.T) {
+	rec := &recorder{}
+	c, err := leasehold.New(portable{memory.New(nil)}, &leasehold.Options{Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	g, err := c.Claim(t.Context(), "claimed", leasehold.AcquireOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Acquire(t.Context(), "leased", leasehold.AcquireOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	claim, acquire := rec.events[0], rec.events[1]
+	rec.mu.Unlock()
+	if !claim.Claimed || claim.Token != g.Token || claim.Key != "claimed" {
+		t.Errorf("Claim's event %+v: want Claimed with the grant's token", claim)
+	}
+	if acquire.Claimed || acquire.Token != l.Token() {
+		t.Errorf("Acquire's event %+v: want not Claimed", acquire)
+	}
+}

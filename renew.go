@@ -51,11 +51,13 @@ func (c *Client) end(l *Lease, reason error) {
 		return
 	}
 	lost := &LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: reason}
-	l.cancel(lost)
-	c.halt(l)
 	if o := c.opts.Observer; o != nil {
+		// Before the cancel: whoever sees the lease's context end can
+		// count on the observer having seen the loss.
 		o.Observe(Event{Kind: EventLost, Key: l.grant.Key, Token: l.grant.Token, Err: lost, Held: c.opts.Clock.Now().Sub(l.sent)})
 	}
+	l.cancel(lost)
+	c.halt(l)
 	c.bg.Go(func() { _ = l.storeRelease(context.Background()) })
 }
 

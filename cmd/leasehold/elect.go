@@ -23,27 +23,30 @@ func (a *app) elect(args []string) int {
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how observers see this candidate (default host:pid)")
 	once := fs.Bool("once", false, "after a loss, exit 76 rather than campaign again")
-	store := storeFlag(fs)
+	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
 	if code, ok := a.parse(fs, "elect", args); !ok {
 		return code
 	}
-	f := runFlags{name: "elect", key: *key, store: *store, label: *label, ttl: *ttl, wait: leasehold.WaitForever, grace: *grace}
+	f := runFlags{name: "elect", key: *key, store: *store, label: *label, ttl: *ttl, wait: leasehold.WaitForever, grace: *grace, metricsAddr: *metricsAddr}
 	graceGiven := false
 	fs.Visit(func(fl *flag.Flag) { graceGiven = graceGiven || fl.Name == "grace" })
 	if err := f.check(args, fs.Args(), graceGiven); err != nil {
 		return a.fail("elect", err)
 	}
-	for {
-		code := a.runCommand(f)
-		if code != exitLost || *once {
-			return code
+	return a.withMetrics(f, func(f runFlags) int {
+		for {
+			code := a.runCommand(f)
+			if code != exitLost || *once {
+				return code
+			}
+			// Lost: the next leader may already run. Campaign again after
+			// a random pause, so that candidates that lost together spread
+			// out.
+			pause := time.Duration(rand.Int64N(int64(f.ttl/10) + 1))
+			fmt.Fprintf(a.stderr, "leasehold elect: campaigning again for %q in %s\n", f.key, roundDuration(pause))
+			time.Sleep(pause)
 		}
-		// Lost: the next leader may already run. Campaign again after a
-		// random pause, so that candidates that lost together spread out.
-		pause := time.Duration(rand.Int64N(int64(f.ttl/10) + 1))
-		fmt.Fprintf(a.stderr, "leasehold elect: campaigning again for %q in %s\n", f.key, roundDuration(pause))
-		time.Sleep(pause)
-	}
+	})
 }
 
 // stateJSON is one line of observe --json.
@@ -72,7 +75,7 @@ func (a *app) observe(args []string) int {
 		return a.fail("observe", err)
 	}
 	err := oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
-		c, err := leasehold.New(st, &leasehold.Options{TTL: *ttl, Observer: a.observer()})
+		c, err := leasehold.New(st, &leasehold.Options{TTL: *ttl, Observer: a.observer(nil)})
 		if err != nil {
 			return err
 		}

@@ -44,10 +44,21 @@ func setupLogging(env string, w io.Writer) (*slog.Logger, error) {
 	return l, nil
 }
 
-// observer is the lease client's observer: the log's, or none.
-func (a *app) observer() leasehold.Observer {
-	if a.log == nil {
-		return nil
+// observer is the lease client's observer: the log's ($LEASEHOLD_LOG)
+// and more (the metrics'), whichever are set; nil when none is.
+func (a *app) observer(more leasehold.Observer) leasehold.Observer {
+	var log leasehold.Observer
+	if a.log != nil {
+		log = leasehold.SlogObserver(a.log)
 	}
-	return leasehold.SlogObserver(a.log)
+	switch {
+	case log == nil:
+		return more
+	case more == nil:
+		return log
+	}
+	return leasehold.ObserverFunc(func(e leasehold.Event) {
+		log.Observe(e)
+		more.Observe(e)
+	})
 }

@@ -94,7 +94,7 @@ func (a *app) acquire(args []string) int {
 	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {
 		// A Claim, not a lease: the grant must outlive this process, and
 		// nothing here renews it.
-		c, err := leasehold.New(st, &leasehold.Options{Label: *label, TTL: *ttl, Observer: a.observer()})
+		c, err := leasehold.New(st, &leasehold.Options{Label: *label, TTL: *ttl, Observer: a.observer(nil)})
 		if err != nil {
 			return err
 		}

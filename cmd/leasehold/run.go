@@ -27,6 +27,8 @@ type runFlags struct {
 	key, store, label string
 	ttl, wait, grace  time.Duration
 	command           []string
+	metricsAddr       string             // --metrics-addr: serve metrics there
+	observer          leasehold.Observer // the client's observer (the metrics), if any
 }
 
 func (a *app) run(args []string) int {
@@ -36,17 +38,17 @@ func (a *app) run(args []string) int {
 	wait := waitFlag(fs)
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
-	store := storeFlag(fs)
+	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
 	if code, ok := a.parse(fs, "run", args); !ok {
 		return code
 	}
-	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace}
+	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr}
 	graceGiven := false
 	fs.Visit(func(fl *flag.Flag) { graceGiven = graceGiven || fl.Name == "grace" })
 	if err := f.check(args, fs.Args(), graceGiven); err != nil {
 		return a.fail("run", err)
 	}
-	return a.runCommand(f)
+	return a.withMetrics(f, a.runCommand)
 }
 
 // check validates the flags and takes the command after "--".
@@ -158,7 +160,7 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 	h.client, h.err = leasehold.New(h.store, &leasehold.Options{
 		TTL:      f.ttl,
 		Label:    f.label,
-		Observer: a.observer(),
+		Observer: a.observer(f.observer),
 		OnJeopardy: func(j leasehold.Jeopardy) {
 			fmt.Fprintf(a.stderr, "leasehold %s: warning: renewing the lease on %q failed (%s); %s left before it is lost\n", f.name,
 				j.Key, message(j.Err), roundDuration(j.Remaining))

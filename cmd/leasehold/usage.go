@@ -12,12 +12,12 @@ var commands = []string{"run", "acquire", "renew", "release", "status", "elect",
 var usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
 Usage:
-  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--store URL] -- COMMAND [ARGS...]
+  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
   leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--json] [--store URL]
   leasehold renew   --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
   leasehold release --key KEY --owner OWNER --token N [--store URL]
   leasehold status  [KEY | --prefix P] [--json] [--store URL]
-  leasehold elect   KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] -- COMMAND [ARGS...]
+  leasehold elect   KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
   leasehold observe KEY [--json] [--store URL]
   leasehold migrate --store postgres://...
   leasehold bench   --store URL [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--chart out.svg]
@@ -55,10 +55,19 @@ Exit status:
         SIGINT, 143 for SIGTERM)
 `
 
+// metricsUsage documents --metrics-addr, for run and elect.
+const metricsUsage = `  --metrics-addr HOST:PORT
+                 serve the lease's metrics (docs/metrics.md) in Prometheus's
+                 format at http://HOST:PORT/metrics while the command runs
+                 (elect: across campaigns), each series labelled with
+                 leasehold_key; port 0 picks a free port, named on stderr.
+                 An address that cannot be had exits 2 at once.
+`
+
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] -- COMMAND [ARGS...]
+	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
 
 Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
 token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
@@ -111,7 +120,7 @@ Flags:
   --grace D      time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))
   --label L      how other holders see this one (default host:pid)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
-`,
+` + metricsUsage,
 	"acquire": `Usage: leasehold acquire KEY|--key KEY [--ttl 15s] [--wait D|forever] [--label L] [--json] [--store URL]
 
 Acquires KEY and exits, leaving the lease held until its TTL ends or it is
@@ -183,7 +192,7 @@ Flags:
   --json         print JSON
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"elect": `Usage: leasehold elect KEY|--key KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] -- COMMAND [ARGS...]
+	"elect": `Usage: leasehold elect KEY|--key KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
 
 Campaigns in the election on KEY, waiting as long as it takes, and runs
 COMMAND while this process leads, under the rules of "leasehold run" (see
@@ -204,7 +213,7 @@ Flags:
   --label L      how observers see this candidate (default host:pid)
   --once         after a loss, exit 76 rather than campaign again
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
-`,
+` + metricsUsage,
 	"observe": `Usage: leasehold observe KEY|--key KEY [--json] [--poll D] [--ttl 15s] [--store URL]
 
 Prints the election on KEY: its state now, then one line per change (a new

@@ -1,0 +1,59 @@
+// Package otel reports a leasehold client's events as OpenTelemetry
+// metrics and spans. It is its own module, so that users of leasehold who
+// do not use OpenTelemetry never download it.
+//
+// Give the observer to the client, and to the fence helpers:
+//
+//	obs, err := otel.New(otel.Options{MeterProvider: mp, TracerProvider: tp})
+//	client, err := leasehold.New(store, &leasehold.Options{Observer: obs})
+//	table := fence.Table{Name: "accounts", OnStale: leasehold.FenceRejections(obs)}
+//
+// The metrics (docs/metrics.md lists them with their Prometheus names):
+//
+//   - leasehold.acquires ({acquire}, counter): Acquire and Claim calls, by
+//     leasehold.outcome: granted, held (the key stayed held by another
+//     owner) or error.
+//   - leasehold.acquire.wait (s, histogram): the time from each Acquire or
+//     Claim call to its return, by leasehold.outcome.
+//   - leasehold.acquire.contention ({attempt}, counter): store attempts of
+//     an acquire that did not grant the key: every attempt of an acquire
+//     answered held, all but the last of one that was granted or failed.
+//     They are mostly attempts answered held; while waiting, an attempt
+//     that failed and was retried counts too.
+//   - leasehold.leases.held ({lease}, up-down counter): leases held now: +1
+//     when Acquire grants one, -1 at its one EventLost or EventRelease. A
+//     Claim's grant (no Lease) is not counted.
+//   - leasehold.lease.duration (s, histogram): how long each lease was held,
+//     from its grant's send time to its loss or release, by
+//     leasehold.lease.end: released or lost.
+//   - leasehold.renew.failures ({renewal}, counter): failed renewals, by
+//     leasehold.outcome: jeopardy (not refused: retried until the deadline)
+//     or lost (refused: the lease is lost).
+//   - leasehold.lease.losses ({lease}, counter): leases lost, by
+//     leasehold.loss.reason: expired (the holder's deadline passed),
+//     not_held (the store refused a renewal or reported the grant gone) or
+//     other. A Release that finds the grant gone (a *LostError) counts too.
+//   - leasehold.store.duration (s, histogram): store calls, by
+//     leasehold.operation (acquire, renew, release) and leasehold.outcome
+//     (ok, held, not_held, error). An acquire is timed only when it made
+//     exactly one store attempt, by its Wait: on a store that queues
+//     waiters (etcd), a waiting acquire's one attempt includes its time in
+//     the queue.
+//   - leasehold.fence.rejections ({write}, counter): writes a fence helper
+//     refused as stale (through leasehold.FenceRejections). Never by key,
+//     even with KeyAttribute: the fenced resource is a row or a path.
+//
+// Without Options.KeyAttribute, New makes every counter's series at 0
+// (each outcome and reason), so that a rate or an increase sees the first
+// event. With it, every measurement but the fence rejections also
+// carries leasehold.key. It is off by default: a key per job or per
+// message would make a series per key.
+//
+// The spans are leasehold.acquire, leasehold.renew and leasehold.release,
+// with the attributes leasehold.key and, for a grant, leasehold.token; an
+// error sets the span's status to Error and records the error. Events
+// carry durations, not contexts, so each span is made after the fact: it
+// starts at now minus the event's duration (Wait for an acquire, Latency
+// for a renewal or release), ends now, and is a root span, the child of no
+// caller's span.
+package otel

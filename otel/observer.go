@@ -1,0 +1,161 @@
+package otel
+
+import (
+	"context"
+	"errors"
+
+	"github.com/leasehold-go/leasehold"
+	global "go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the observer's meter and
+// tracer.
+const ScopeName = "github.com/leasehold-go/leasehold/otel"
+
+// Options configure an Observer. The zero value reports to the global
+// providers, without per-key attributes.
+type Options struct {
+	// MeterProvider makes the observer's instruments. Nil means the
+	// global provider (go.opentelemetry.io/otel's GetMeterProvider) as it
+	// is when New is called; that provider forwards to one set later.
+	MeterProvider metric.MeterProvider
+	// TracerProvider makes the observer's spans. Nil means the global
+	// provider (GetTracerProvider), likewise.
+	TracerProvider trace.TracerProvider
+	// KeyAttribute adds the lease's key (leasehold.key) to every
+	// measurement but the fence rejections. Off by default, to bound the
+	// number of series: turn it on only when the keys are few and fixed.
+	KeyAttribute bool
+}
+
+// Observer reports a leasehold client's events as metrics and spans. It
+// implements leasehold.Observer; it is safe for concurrent use and never
+// blocks. Make it with New.
+type Observer struct {
+	keyAttr bool
+	tracer  trace.Tracer
+	m       instruments
+}
+
+var _ leasehold.Observer = (*Observer)(nil)
+
+// New returns an Observer with its instruments made. It fails only if the
+// meter provider refuses an instrument.
+func New(opts Options) (*Observer, error) {
+	mp, tp := opts.MeterProvider, opts.TracerProvider
+	if mp == nil {
+		mp = global.GetMeterProvider()
+	}
+	if tp == nil {
+		tp = global.GetTracerProvider()
+	}
+	m, err := newInstruments(mp.Meter(ScopeName))
+	if err != nil {
+		return nil, err
+	}
+	o := &Observer{keyAttr: opts.KeyAttribute, tracer: tp.Tracer(ScopeName), m: m}
+	if !o.keyAttr {
+		o.zero()
+	}
+	o.m.fenceRejections.Add(context.Background(), 0) // never by key
+	return o, nil
+}
+
+// zero makes every counter's series, at 0, so that a rate or an increase
+// over it sees the first event (a series that first appears at 1 shows no
+// increase). Series per key cannot be known in advance.
+func (o *Observer) zero() {
+	ctx, none := context.Background(), o.attrs("")
+	for _, outcome := range []string{"granted", "held", "error"} {
+		o.m.acquires.Add(ctx, 0, o.attrs("", attrOutcome.String(outcome)))
+	}
+	for _, outcome := range []string{"jeopardy", "lost"} {
+		o.m.renewFailures.Add(ctx, 0, o.attrs("", attrOutcome.String(outcome)))
+	}
+	for _, reason := range []string{"expired", "not_held", "other"} {
+		o.m.losses.Add(ctx, 0, o.attrs("", attrReason.String(reason)))
+	}
+	o.m.contention.Add(ctx, 0, none)
+	o.m.held.Add(ctx, 0, none)
+}
+
+// Observe records e; see the package documentation for what each event
+// kind adds to which metric.
+func (o *Observer) Observe(e leasehold.Event) {
+	ctx := context.Background()
+	switch e.Kind {
+	case leasehold.EventAcquire:
+		o.acquire(ctx, e)
+	case leasehold.EventRenew:
+		o.renew(ctx, e)
+	case leasehold.EventLost:
+		o.lost(ctx, e)
+	case leasehold.EventRelease:
+		o.release(ctx, e)
+	case leasehold.EventFenceReject:
+		// Never by key: a fenced resource is a row or a path, one per
+		// write target, which no series budget allows for.
+		o.m.fenceRejections.Add(ctx, 1)
+	}
+}
+
+func (o *Observer) acquire(ctx context.Context, e leasehold.Event) {
+	outcome := acquireOutcome(e.Err)
+	with := o.attrs(e.Key, attrOutcome.String(outcome))
+	o.m.acquires.Add(ctx, 1, with)
+	o.m.acquireWait.Record(ctx, e.Wait.Seconds(), with)
+	if n := contention(e.Attempts, outcome); n > 0 {
+		o.m.contention.Add(ctx, int64(n), o.attrs(e.Key))
+	}
+	if e.Attempts == 1 {
+		o.m.storeDuration.Record(ctx, e.Wait.Seconds(),
+			o.attrs(e.Key, opAcquire, attrOutcome.String(storeOutcome(e.Err))))
+	}
+	if e.Err == nil && !e.Claimed {
+		o.m.held.Add(ctx, 1, o.attrs(e.Key))
+	}
+	o.span("leasehold.acquire", e.Wait, e, attrOutcome.String(outcome), attribute.Int("leasehold.attempts", e.Attempts))
+}
+
+func (o *Observer) renew(ctx context.Context, e leasehold.Event) {
+	o.m.storeDuration.Record(ctx, e.Latency.Seconds(),
+		o.attrs(e.Key, opRenew, attrOutcome.String(storeOutcome(e.Err))))
+	if e.Err != nil {
+		result := "jeopardy"
+		if errors.Is(e.Err, leasehold.ErrNotHeld) {
+			result = "lost" // the client ends the lease: an EventLost follows
+		}
+		o.m.renewFailures.Add(ctx, 1, o.attrs(e.Key, attrOutcome.String(result)))
+	}
+	o.span("leasehold.renew", e.Latency, e)
+}
+
+func (o *Observer) lost(ctx context.Context, e leasehold.Event) {
+	o.m.losses.Add(ctx, 1, o.attrs(e.Key, attrReason.String(lossReason(e.Err))))
+	o.m.leaseDuration.Record(ctx, e.Held.Seconds(), o.attrs(e.Key, attrEnd.String("lost")))
+	o.m.held.Add(ctx, -1, o.attrs(e.Key))
+}
+
+func (o *Observer) release(ctx context.Context, e leasehold.Event) {
+	o.m.storeDuration.Record(ctx, e.Latency.Seconds(),
+		o.attrs(e.Key, opRelease, attrOutcome.String(storeOutcome(e.Err))))
+	if errors.Is(e.Err, leasehold.ErrLost) {
+		// The store no longer held the grant: lost before the release.
+		o.m.losses.Add(ctx, 1, o.attrs(e.Key, attrReason.String(lossReason(e.Err))))
+	}
+	o.m.leaseDuration.Record(ctx, e.Held.Seconds(), o.attrs(e.Key, attrEnd.String("released")))
+	o.m.held.Add(ctx, -1, o.attrs(e.Key))
+	o.span("leasehold.release", e.Latency, e)
+}
+
+// attrs is the measurement option for kvs, with the key when the observer
+// adds it.
+func (o *Observer) attrs(key string, kvs ...attribute.KeyValue) metric.MeasurementOption {
+	if o.keyAttr {
+		kvs = append(kvs, attrKey.String(key))
+	}
+	return metric.WithAttributeSet(attribute.NewSet(kvs...))
+}
