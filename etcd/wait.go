@@ -23,7 +23,8 @@ import (
 // waits for etcd's 100 ms catch-up loop). A waiter whose context ends
 // removes its entry (or has housekeeping remove it); a waiter whose process
 // dies leaves the queue when its session lease expires. An owner id that
-// already holds or waits for the key gets a *HeldError.
+// already holds or waits for the key on this Store, with the same TTL (so
+// on the same session), gets a *HeldError.
 func (s *Store) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
