@@ -10,14 +10,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// grantRef is a Grant's Private state: the session keeping the grant, and
-// the grant's entry (its name, and the hash of the owner it was made for).
-type grantRef struct {
-	store *Store
-	sess  *session
-	entry entry
-}
-
 // errLeaseGone: the session's etcd lease vanished under an acquire.
 var errLeaseGone = errors.New("session lease gone")
 
@@ -136,7 +128,7 @@ func heldError(key string, kvs []*mvccpb.KeyValue) *leasehold.HeldError {
 
 // granted records a grant of e won at revision rev by a request sent at t0.
 func (s *Store) granted(ss *session, req leasehold.AcquireRequest, e entry, rev int64, t0 time.Time) (leasehold.Grant, error) {
-	ttl, ok := ss.track(e, rev, t0)
+	rec, ttl, ok := ss.track(e, rev, t0)
 	if !ok {
 		// The session was lost while the request was in flight: its lease
 		// is gone or being revoked, and the key with it. No grant.
@@ -148,7 +140,7 @@ func (s *Store) granted(ss *session, req leasehold.AcquireRequest, e entry, rev 
 		Token:   uint64(rev),
 		TTL:     ttl,
 		Lost:    ss.Done(),
-		Private: &grantRef{store: s, sess: ss, entry: e},
+		Private: rec,
 	}, nil
 }
 

@@ -90,7 +90,7 @@ const renewParallelism = 8
 // compare-only transaction would not; see linearizable).
 func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int, out []leasehold.RenewResult, t0 time.Time) error {
 	ops := make([]clientv3.Op, len(idx))
-	hs := make([]string, len(idx)) // owner hashes
+	hs := make([]ownerID, len(idx)) // owner hashes
 	for j, i := range idx {
 		hs[j] = ownerHash(gs[i].Owner)
 		ops[j] = clientv3.OpTxn(holds(s.ref(gs[i]).entry.name, hs[j], int64(gs[i].Token)), nil, nil)

@@ -36,7 +36,7 @@ import (
 // whose owner is not the one the entry was made for) the compare never
 // succeeds; Store.IsOwnerLookup finds such a grant's entry first.
 func IsOwner(prefix string, g leasehold.Grant) clientv3.Cmp {
-	r, _ := g.Private.(*grantRef)
+	r, _ := g.Private.(*grantRec)
 	name := nameOf(prefix, g)
 	if name == "" || r.entry.owner != ownerHash(g.Owner) {
 		// No key's version is negative: a compare that never holds.
@@ -55,7 +55,7 @@ func (s *Store) IsOwner(g leasehold.Grant) clientv3.Cmp { return IsOwner(s.prefi
 // owner (one round trip; none if g names its entry). A grant that no longer
 // holds its key is ErrNotHeld.
 func (s *Store) IsOwnerLookup(ctx context.Context, g leasehold.Grant) (clientv3.Cmp, error) {
-	if r, ok := g.Private.(*grantRef); ok && nameOf(s.prefix, g) != "" && r.entry.owner == ownerHash(g.Owner) {
+	if r, ok := g.Private.(*grantRec); ok && nameOf(s.prefix, g) != "" && r.entry.owner == ownerHash(g.Owner) {
 		return IsOwner(s.prefix, g), nil
 	}
 	kv, err := s.findEntry(ctx, g)

@@ -5,8 +5,12 @@ import "time"
 // The session's entries (grants, acquires in progress, orphans) and the
 // slots that name them, under ss.mu.
 
-// grantRec is a grant the session keeps alive.
+// grantRec is a grant the session keeps alive, and the grant's Private
+// state: the session keeping it and its entry. Only token and deadline
+// change, under ss.mu.
 type grantRec struct {
+	store *Store
+	sess  *session
 	entry
 	token    int64
 	deadline time.Time // the grant expires here unless renewed
@@ -16,9 +20,9 @@ type grantRec struct {
 // of key, for the owner whose hash is owner (see claim).
 type entry struct {
 	key   string
-	slot  int
 	name  string
-	owner string // ownerHash of the owner id
+	slot  int
+	owner ownerID
 }
 
 // orphan is an entry of ours that must be deleted: a grant that expired
@@ -59,7 +63,7 @@ func (ss *session) drop() {
 // entry alone); the caller ends it with finish. It fails with errLeaseGone
 // if the session is gone, and with dup set if the owner already holds or
 // waits for key on this session.
-func (ss *session) claim(key, owner string) (e entry, dup bool, err error) {
+func (ss *session) claim(key string, owner ownerID) (e entry, dup bool, err error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.gone {
@@ -71,12 +75,12 @@ func (ss *session) claim(key, owner string) (e entry, dup bool, err error) {
 		if o == owner {
 			return entry{}, true, nil
 		}
-		if o == "" && i < slot {
+		if o == (ownerID{}) && i < slot {
 			slot = i
 		}
 	}
 	if slot == len(used) {
-		used = append(used, "")
+		used = append(used, ownerID{})
 	}
 	used[slot] = owner
 	ss.slots[key] = used
@@ -105,8 +109,8 @@ func (ss *session) free(e entry) {
 	if e.slot >= len(used) || used[e.slot] != e.owner || ss.grants[e.name] != nil {
 		return
 	}
-	used[e.slot] = ""
-	for len(used) > 0 && used[len(used)-1] == "" {
+	used[e.slot] = ownerID{}
+	for len(used) > 0 && used[len(used)-1] == (ownerID{}) {
 		used = used[:len(used)-1]
 	}
 	if len(used) == 0 {
@@ -126,8 +130,9 @@ func (ss *session) retireSlot(e entry) {
 	ss.mu.Unlock()
 }
 
-// retiredSlot marks a slot that is never used again; no owner hash is "-".
-const retiredSlot = "-"
+// retiredSlot marks a slot that is never used again, and the zero ownerID a
+// free one; no owner hashes to either (but with odds of 2^-128).
+var retiredSlot = ownerID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
 // addOrphan queues an entry for housekeeping to delete.
 func (ss *session) addOrphan(o orphan) {
@@ -139,21 +144,22 @@ func (ss *session) addOrphan(o orphan) {
 }
 
 // track records a new grant of e made by a request sent at t0 and returns
-// its TTL; ok is false if the session is gone.
-func (ss *session) track(e entry, token int64, t0 time.Time) (time.Duration, bool) {
+// it and its TTL; ok is false if the session is gone.
+func (ss *session) track(e entry, token int64, t0 time.Time) (*grantRec, time.Duration, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.gone {
-		return 0, false
+		return nil, 0, false
 	}
-	ss.grants[e.name] = &grantRec{entry: e, token: token, deadline: t0.Add(ss.class)}
+	g := &grantRec{store: ss.st, sess: ss, entry: e, token: token, deadline: t0.Add(ss.class)}
+	ss.grants[e.name] = g
 	ss.lastUse = time.Now()
-	return max(ss.ttlFrom(t0), time.Millisecond), true
+	return g, max(ss.ttlFrom(t0), time.Millisecond), true
 }
 
 // grantOf returns the tracked grant of key named name, if its owner and
 // token match. Caller holds ss.mu.
-func (ss *session) grantOf(name, key, owner string, token int64) *grantRec {
+func (ss *session) grantOf(name, key string, owner ownerID, token int64) *grantRec {
 	g := ss.grants[name]
 	if ss.gone || g == nil || g.token != token || g.owner != owner || g.key != key {
 		return nil
@@ -163,7 +169,7 @@ func (ss *session) grantOf(name, key, owner string, token int64) *grantRec {
 
 // renewed extends a tracked grant's deadline after a successful renew sent
 // at t0 and returns its TTL; ok is false if the grant is no longer tracked.
-func (ss *session) renewed(name, key, owner string, token int64, t0 time.Time) (time.Duration, bool) {
+func (ss *session) renewed(name, key string, owner ownerID, token int64, t0 time.Time) (time.Duration, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	g := ss.grantOf(name, key, owner, token)
@@ -177,7 +183,7 @@ func (ss *session) renewed(name, key, owner string, token int64, t0 time.Time) (
 }
 
 // tracked reports whether the session still keeps the grant.
-func (ss *session) tracked(name, key, owner string, token int64) bool {
+func (ss *session) tracked(name, key string, owner ownerID, token int64) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	g := ss.grantOf(name, key, owner, token)
@@ -186,7 +192,7 @@ func (ss *session) tracked(name, key, owner string, token int64) bool {
 
 // untrack forgets a grant (released or refused) and frees its slot. A call
 // with another owner or token than the grant's changes nothing.
-func (ss *session) untrack(name, key, owner string, token int64) {
+func (ss *session) untrack(name, key string, owner ownerID, token int64) {
 	ss.mu.Lock()
 	if g := ss.grantOf(name, key, owner, token); g != nil {
 		delete(ss.grants, name)

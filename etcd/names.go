@@ -109,12 +109,15 @@ func EntryKey(prefix, key string, id clientv3.LeaseID, slot int) string {
 	return b.String()
 }
 
-// ownerHash is what an entry stores of an owner id: the first 128 bits of
-// its SHA-256, in hex. The owner id itself is the holder's proof of
-// ownership, so it is never stored.
-func ownerHash(owner string) string {
+// ownerID is what an entry stores of an owner id: the first 128 bits of
+// its SHA-256 (in hex, in the value). The owner id itself is the holder's
+// proof of ownership, so it is never stored.
+type ownerID [16]byte
+
+// ownerHash returns owner's ownerID.
+func ownerHash(owner string) ownerID {
 	sum := sha256.Sum256([]byte(owner))
-	return hex.EncodeToString(sum[:16])
+	return ownerID(sum[:16])
 }
 
 // value is what an entry stores, as JSON with the owner first:
@@ -128,10 +131,10 @@ type value struct {
 
 // ownerPrefix is how every value of an entry of the owner with hash h
 // begins. The byte after it is ',' or '}'.
-func ownerPrefix(h string) string { return `{"owner":"` + h + `"` }
+func ownerPrefix(h ownerID) string { return `{"owner":"` + hex.EncodeToString(h[:]) + `"` }
 
 // encodeValue returns the stored value for an owner with hash h and label.
-func encodeValue(h, label string) string {
+func encodeValue(h ownerID, label string) string {
 	if label == "" {
 		return ownerPrefix(h) + "}"
 	}
@@ -147,7 +150,7 @@ func encodeValue(h, label string) string {
 // between ownerPrefix(h) and ownerPrefix(h)+"~", which (bytes compared in
 // order) only a value that starts with ownerPrefix(h) and goes on with a
 // byte below '~' does. The label is not needed.
-func ownerCmps(name, h string) []clientv3.Cmp {
+func ownerCmps(name string, h ownerID) []clientv3.Cmp {
 	p := ownerPrefix(h)
 	return []clientv3.Cmp{
 		clientv3.Compare(clientv3.Value(name), ">", p),
@@ -157,7 +160,7 @@ func ownerCmps(name, h string) []clientv3.Cmp {
 
 // isOwnerValue reports whether v, an entry's value, is one of the owner
 // with hash h.
-func isOwnerValue(v []byte, h string) bool {
+func isOwnerValue(v []byte, h ownerID) bool {
 	p := ownerPrefix(h)
 	return len(v) > len(p) && string(v[:len(p)]) == p && v[len(p)] < '~'
 }

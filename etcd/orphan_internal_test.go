@@ -33,7 +33,7 @@ func TestOrphanCleanup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss := g.Private.(*grantRef).sess
+	ss := g.Private.(*grantRec).sess
 	// lostPut claims a slot of key for owner as an acquire does, puts an
 	// entry holding stored's owner there, and leaves it to housekeeping as
 	// an acquire whose reply was lost.
@@ -52,7 +52,7 @@ func TestOrphanCleanup(t *testing.T) {
 	o1, o2 := leasehold.NewOwnerID(), leasehold.NewOwnerID()
 	lost := lostPut("orphan/b", o1, o1)
 	other := lostPut("orphan/c", o1, o2) // the name holds another owner's entry
-	ref := g.Private.(*grantRef).entry
+	ref := g.Private.(*grantRec).entry
 	ss.addOrphan(orphan{entry: ref})                                                                       // the tracked grant itself
 	ss.addOrphan(orphan{entry: entry{key: ref.key, slot: ref.slot, name: ref.name, owner: ownerHash(o2)}}) // its name, another owner
 	ss.poke()

@@ -65,14 +65,14 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 // holds returns the compares that hold only while entry name is the one
 // created at token (names are reused, each creation has its own
 // CreateRevision) and is the entry of the owner with hash h.
-func holds(name, h string, token int64) []clientv3.Cmp {
+func holds(name string, h ownerID, token int64) []clientv3.Cmp {
 	return append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(name), "=", token)}, ownerCmps(name, h)...)
 }
 
 // checkTracked returns nil if the session still keeps the grant of key
 // named name with owner hash h and token tok, or the ErrNotHeld a renewal
 // of it gets.
-func (ss *session) checkTracked(name, key, h string, tok int64) error {
+func (ss *session) checkTracked(name, key string, h ownerID, tok int64) error {
 	if ss.tracked(name, key, h, tok) {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (ss *session) checkTracked(name, key, h string, tok int64) error {
 // renewedTTL extends the tracked grant of key after etcd confirmed it by a
 // request sent at t0, and returns its TTL: an error if the grant expired
 // meanwhile or the session's lease cannot be shown to last a class's TTL.
-func (ss *session) renewedTTL(name, key, h string, tok int64, t0 time.Time) (time.Duration, error) {
+func (ss *session) renewedTTL(name, key string, h ownerID, tok int64, t0 time.Time) (time.Duration, error) {
 	ttl, ok := ss.renewed(name, key, h, tok, t0)
 	switch {
 	case !ok:
@@ -160,7 +160,7 @@ func (s *Store) findEntry(ctx context.Context, g leasehold.Grant) (*mvccpb.KeyVa
 // nameOf returns the name of g's entry in a store with the given prefix,
 // as the Store that made g recorded it, or "" if g does not say.
 func nameOf(prefix string, g leasehold.Grant) string {
-	if r, ok := g.Private.(*grantRef); ok && strings.HasPrefix(r.entry.name, QueuePrefix(prefix, g.Key)) {
+	if r, ok := g.Private.(*grantRec); ok && strings.HasPrefix(r.entry.name, QueuePrefix(prefix, g.Key)) {
 		return r.entry.name
 	}
 	return ""
@@ -174,8 +174,8 @@ func notHeld(op, key, why string) error {
 }
 
 // ref returns g's session state if g was granted by this store.
-func (s *Store) ref(g leasehold.Grant) *grantRef {
-	if r, ok := g.Private.(*grantRef); ok && r.store == s {
+func (s *Store) ref(g leasehold.Grant) *grantRec {
+	if r, ok := g.Private.(*grantRec); ok && r.store == s {
 		return r
 	}
 	return nil
