@@ -55,9 +55,10 @@
 // default, and every range over a key's queue (each acquire's compare and
 // read) walks every name the queue ever had since. A leasehold.Client draws
 // a fresh owner id for each acquire, so naming entries by owner made each
-// acquisition a new name and each acquire of a hot key slower than the last
-// (measured: 23% more CPU per cycle than concurrency.Mutex, which reuses
-// one key per session, on one worker). With slots a key's names are bounded
+// acquisition a new name and each acquire of a key slower than the last:
+// with one worker, a Client cost 1.18-1.27 times the CPU per cycle of
+// concurrency.Mutex (which reuses one key per session), and 1.01-1.08 times
+// with slots (etcd/bench's BenchmarkRatio). With slots a key's names are bounded
 // by the grants and waiters one session has on it at once, times the
 // sessions it has seen since the last compaction (a session lives while it
 // has grants, and Options.IdleTimeout after). Run etcd with
