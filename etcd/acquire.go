@@ -6,15 +6,9 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
-	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
-
-// grantRef is a Grant's Private state: the session keeping the grant.
-type grantRef struct {
-	store *Store
-	sess  *session
-}
 
 // errLeaseGone: the session's etcd lease vanished under an acquire.
 var errLeaseGone = errors.New("session lease gone")
@@ -22,7 +16,7 @@ var errLeaseGone = errors.New("session lease gone")
 // Acquire claims req.Key in one transaction:
 //
 //	If(no entry in the key's queue)
-//	Then(Put(<queue>/<id of owner>, {label}, session lease))
+//	Then(Put(<queue>/<session lease>-<slot>, {owner hash, label}, session lease))
 //	Else(Get(the queue's oldest entry))
 //
 // The token is the new entry's CreateRevision, a cluster-wide revision that
@@ -63,59 +57,82 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, op 
 }
 
 func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	name := s.EntryKey(req.Key, req.Owner)
 	qpfx := QueuePrefix(s.prefix, req.Key)
 	t0, err := ss.fresh(ctx, "acquire")
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	defer ss.begin(name)()
+	e, err := s.claim(ctx, ss, req)
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
+	keep := false // the entry became a grant or an orphan
+	defer func() { ss.finish(e, keep) }()
 
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
 		If(clientv3.Compare(clientv3.CreateRevision(qpfx), "=", 0).WithPrefix()).
-		Then(clientv3.OpPut(name, encodeValue(req.Label), clientv3.WithLease(ss.id))).
+		Then(clientv3.OpPut(e.name, encodeValue(e.owner, req.Label), clientv3.WithLease(ss.id))).
 		Else(clientv3.OpGet(qpfx, clientv3.WithFirstCreate()...)).
 		Commit()
 	if err != nil {
-		return leasehold.Grant{}, s.acquireFailed(ctx, ss, name, err)
+		keep = true
+		return leasehold.Grant{}, s.acquireFailed(ctx, ss, e, err)
 	}
 	if !resp.Succeeded {
-		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0])
+		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0].GetResponseRange().GetKvs())
 	}
-	return s.granted(ss, req, name, resp.Header.Revision, t0)
+	g, err := s.granted(ss, req, e, resp.Header.Revision, t0)
+	keep = err == nil
+	return g, err
 }
 
-// acquireFailed is the error of an acquire transaction that put name on
-// ss's lease and got err instead of a reply.
-func (s *Store) acquireFailed(ctx context.Context, ss *session, name string, err error) error {
+// claim claims a slot of req.Key's queue on ss for req's owner (see
+// session.claim); the caller ends the claim with ss.finish. An owner that
+// already holds or waits for the key on ss gets a *HeldError naming the
+// holder.
+func (s *Store) claim(ctx context.Context, ss *session, req leasehold.AcquireRequest) (entry, error) {
+	e, dup, err := ss.claim(req.Key, ownerHash(req.Owner))
+	if err != nil || !dup {
+		return e, err
+	}
+	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), QueuePrefix(s.prefix, req.Key), clientv3.WithFirstCreate()...)
+	if err != nil {
+		return entry{}, s.storeErrOn(ctx, "acquire", err)
+	}
+	return entry{}, heldError(req.Key, resp.Kvs)
+}
+
+// acquireFailed is the error of an acquire transaction that put e on ss's
+// lease and got err instead of a reply.
+func (s *Store) acquireFailed(ctx context.Context, ss *session, e entry, err error) error {
 	if isLeaseNotFound(err) {
 		ss.markLost()
 		return errLeaseGone
 	}
 	// The put may have been applied with its reply lost: have housekeeping
-	// delete it if it turns out to be there and untracked.
-	ss.addOrphan(orphan{name: name})
+	// delete it if it turns out to be there, the owner's and untracked.
+	ss.addOrphan(orphan{entry: e})
 	return s.storeErrOn(ctx, "acquire", err)
 }
 
 // heldError describes the holder of key from a range of its queue's oldest
 // entry.
-func heldError(key string, r *pb.ResponseOp) *leasehold.HeldError {
+func heldError(key string, kvs []*mvccpb.KeyValue) *leasehold.HeldError {
 	h := &leasehold.HeldError{Key: key}
-	if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+	if len(kvs) > 0 {
 		h.Label = decodeLabel(kvs[0].Value)
 		h.Token = uint64(kvs[0].CreateRevision)
 	}
 	return h
 }
 
-// granted records a grant won at revision rev by a request sent at t0.
-func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name string, rev int64, t0 time.Time) (leasehold.Grant, error) {
-	ttl, ok := ss.track(name, rev, t0)
+// granted records a grant of e won at revision rev by a request sent at t0.
+func (s *Store) granted(ss *session, req leasehold.AcquireRequest, e entry, rev int64, t0 time.Time) (leasehold.Grant, error) {
+	rec, ttl, ok := ss.track(e, rev, t0)
 	if !ok {
 		// The session was lost while the request was in flight: its lease
 		// is gone or being revoked, and the key with it. No grant.
-		_ = s.deleteToken(name, rev) // best effort
+		_ = s.deleteToken(e.name, rev) // best effort
 		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
 	}
 	return leasehold.Grant{
@@ -123,7 +140,7 @@ func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name string, 
 		Token:   uint64(rev),
 		TTL:     ttl,
 		Lost:    ss.Done(),
-		Private: &grantRef{store: s, sess: ss},
+		Private: rec,
 	}, nil
 }
 

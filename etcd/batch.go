@@ -11,8 +11,8 @@ import (
 
 // RenewMany renews many grants, checking up to 64 of them in one etcd
 // transaction (up to 8 transactions at a time): each grant is a nested
-// transaction comparing its entry's CreateRevision, so one stale grant does
-// not fail the others.
+// transaction comparing its entry's CreateRevision and owner, so one stale
+// grant does not fail the others.
 // A grant that leasehold.CheckRenew refuses gets that error. Grants not made
 // by this Store value are renewed one by one, as Renew does.
 // err is set only when every grant failed for the same reason (the store
@@ -39,7 +39,7 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 			continue
 		}
 		ss := r.sess
-		if out[i].Err = ss.checkTracked(s.KeyOf(g), int64(g.Token), g.Key); out[i].Err != nil {
+		if out[i].Err = ss.checkTracked(r.entry.name, g.Key, ownerHash(g.Owner), int64(g.Token)); out[i].Err != nil {
 			continue
 		}
 		err, seen := freshErr[ss]
@@ -90,10 +90,10 @@ const renewParallelism = 8
 // compare-only transaction would not; see linearizable).
 func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int, out []leasehold.RenewResult, t0 time.Time) error {
 	ops := make([]clientv3.Op, len(idx))
+	hs := make([]ownerID, len(idx)) // owner hashes
 	for j, i := range idx {
-		ops[j] = clientv3.OpTxn([]clientv3.Cmp{
-			clientv3.Compare(clientv3.CreateRevision(s.KeyOf(gs[i])), "=", int64(gs[i].Token)),
-		}, nil, nil)
+		hs[j] = ownerHash(gs[i].Owner)
+		ops[j] = clientv3.OpTxn(holds(s.ref(gs[i]).entry.name, hs[j], int64(gs[i].Token)), nil, nil)
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(ops...).Commit()
 	if err != nil {
@@ -101,15 +101,14 @@ func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int,
 	}
 	for j, i := range idx {
 		g := gs[i]
-		ss := s.ref(g).sess
-		name := s.KeyOf(g)
-		tok := int64(g.Token)
+		r := s.ref(g)
+		ss, name, tok := r.sess, r.entry.name, int64(g.Token)
 		if !resp.Responses[j].GetResponseTxn().GetSucceeded() {
-			ss.untrack(name, tok)
+			ss.untrack(name, g.Key, hs[j], tok)
 			out[i].Err = notHeld("renew", g.Key, "")
 			continue
 		}
-		ttl, err := ss.renewedTTL(name, tok, t0, g.Key)
+		ttl, err := ss.renewedTTL(name, g.Key, hs[j], tok, t0)
 		if err != nil {
 			out[i].Err = err
 			continue

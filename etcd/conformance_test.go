@@ -60,6 +60,8 @@ func TestSingleNode(t *testing.T) {
 	t.Run("close_stops_keepalive_but_does_not_release", func(t *testing.T) { testCloseKeeps(t, c) })
 	t.Run("idle_session_revoked", func(t *testing.T) { testIdleRevoked(t, c) })
 	t.Run("keys_never_prefix_of_another", func(t *testing.T) { testPrefixIsolation(t, c) })
+	t.Run("acquisitions_reuse_a_bounded_set_of_names", func(t *testing.T) { testBoundedNames(t, c) })
+	t.Run("rebuilt_grant_renews_fences_and_releases", func(t *testing.T) { testRebuiltGrant(t, c) })
 	t.Run("waiting_is_fifo", func(t *testing.T) { testFIFO(t, c) })
 	t.Run("waiter_that_leaves_is_dequeued", func(t *testing.T) { testWaiterLeaves(t, c) })
 	t.Run("subscribe_wakes_on_release", func(t *testing.T) { testSubscribe(t, c) })

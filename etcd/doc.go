@@ -38,16 +38,38 @@
 // # Storage, tokens and fencing
 //
 // Under Options.Prefix (default "leasehold/"), a key k has a queue of
-// entries <prefix><escaped k>/q/<id>, where escaping turns '%' and '/' into
-// %25 and %2F and id is the first 128 bits of SHA-256 of the owner id (the
-// id itself, the owner's proof, is never stored). The oldest entry (lowest
-// CreateRevision) holds the key; the others wait. As an escaped key holds no
-// '/', no key's names are a prefix of another key's: the lock "a" never
-// ranges over "a/x" (the flaw of etcd's concurrency.Mutex). An entry's value
-// is JSON with the holder's label.
+// entries <prefix><escaped k>/q/<lease>-<slot>, where escaping turns '%' and
+// '/' into %25 and %2F, lease is the session's etcd lease id (16 hex
+// digits) and slot is the lowest slot of k that the session has free (not
+// used by one of its grants, waiters, acquires in flight or entries left to
+// clean up). An entry's value is JSON with the first 128 bits of SHA-256 of
+// the owner id (the id itself, the owner's proof, is never stored) and the
+// holder's label. The oldest entry (lowest CreateRevision) holds the key;
+// the others wait. As an escaped key holds no '/', no key's names are a
+// prefix of another key's: the lock "a" never ranges over "a/x" (the flaw of
+// etcd's concurrency.Mutex).
 //
-// Acquire is one transaction: If(the queue is empty) Then(Put(entry, label,
-// session lease)) Else(Get(the oldest entry)). The fencing token is the
+// Entries are named by session and slot, not by owner, because names are
+// not free in etcd: a deleted key stays in etcd's in-memory index (a
+// tombstone, with its history) until a compaction, which is off by
+// default, and every range over a key's queue (each acquire's compare and
+// read) walks every name the queue ever had since. A leasehold.Client draws
+// a fresh owner id for each acquire, so naming entries by owner made each
+// acquisition a new name and each acquire of a key slower than the last:
+// with one worker, a Client cost 1.18-1.27 times the CPU per cycle of
+// concurrency.Mutex (which reuses one key per session), and 1.01-1.08 times
+// with slots (etcd/bench's BenchmarkRatio). With slots a key's names are bounded
+// by the grants and waiters one session has on it at once, times the
+// sessions it has seen since the last compaction (a session lives while it
+// has grants, and Options.IdleTimeout after). Run etcd with
+// --auto-compaction-retention to bound that too.
+//
+// Because a name is reused, its CreateRevision (the token) tells one use
+// from the next, and its value tells owners apart: renew, release and the
+// clean-up of a lost acquire compare both.
+//
+// Acquire is one transaction: If(the queue is empty) Then(Put(entry, owner
+// hash and label, session lease)) Else(Get(the oldest entry)). The fencing token is the
 // holding entry's CreateRevision: a cluster-wide revision that only grows,
 // across release, expiry, restart and leader failover (Info.SafeTokens is
 // true), but goes back when the cluster is restored from a snapshot without
@@ -60,20 +82,26 @@
 // session lease).
 //
 // Renew is one read-only transaction comparing the entry's CreateRevision
-// with the token (the entry's name proves the owner); it does not extend the
+// with the token and its value with the owner's hash (two byte-order
+// compares that need the owner but not the label); it does not extend the
 // etcd lease (the session's keepalive does) but the grant's deadline. It is
 // a linearizable read (a count of the entry rides along: etcd answers a
 // compare-only transaction from the member it reaches, which may not yet
 // have applied a grant made a moment before). RenewMany checks up to 64
 // grants per transaction, through raft. Release is
-// If(CreateRevision(entry) == token) Then(Delete(entry)): a stale holder
-// cannot delete a newer holder's key (etcd issue #22082). A renew of a grant
-// that expired but that nobody has taken since fails: the store deletes it.
+// If(CreateRevision(entry) == token, owner's value) Then(Delete(entry)): a
+// stale holder cannot delete a newer holder's entry, even under the same
+// name (etcd issue #22082), and nobody without the owner id can. A renew of
+// a grant that expired but that nobody has taken since fails: the store
+// deletes it. A grant's Private names its entry; a grant rebuilt from its
+// key, owner and token in another process (Info.PortableGrants) is found by
+// one read of its key's queue for that CreateRevision and owner.
 //
 // IsOwner is the compare that guards a write in an etcd transaction by a
-// grant (the generalisation of concurrency.Mutex.IsOwner); FencedTxn keeps
-// the highest accepted token in a fence key and refuses writes with lower
-// ones, optionally also requiring IsOwner.
+// grant (the generalisation of concurrency.Mutex.IsOwner); IsOwnerLookup
+// gives it for a rebuilt grant. FencedTxn keeps the highest accepted token
+// in a fence key and refuses writes with lower ones, optionally also
+// requiring IsOwner.
 //
 // # Waiting
 //

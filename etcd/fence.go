@@ -27,15 +27,46 @@ import (
 
 // IsOwner returns a compare that succeeds only while grant g still holds its
 // key, in a store with the given etcd key prefix ("" means DefaultPrefix):
-// g's entry (named by g.Owner) still has g.Token as its CreateRevision. Use
-// it in the If of a transaction that writes the protected data.
+// g's entry still has g.Token as its CreateRevision. Use it in the If of a
+// transaction that writes the protected data.
+//
+// g must be a grant as a Store returned it: its Private names the entry
+// (entries are named by the session that put them, not by the owner). For
+// a grant that does not (one rebuilt from its key, owner and token, or
+// whose owner is not the one the entry was made for) the compare never
+// succeeds; Store.IsOwnerLookup finds such a grant's entry first.
 func IsOwner(prefix string, g leasehold.Grant) clientv3.Cmp {
-	return clientv3.Compare(clientv3.CreateRevision(EntryKey(prefix, g.Key, g.Owner)), "=", int64(g.Token))
+	r, _ := g.Private.(*grantRec)
+	name := nameOf(prefix, g)
+	if name == "" || r.entry.owner != ownerHash(g.Owner) {
+		// No key's version is negative: a compare that never holds.
+		return clientv3.Compare(clientv3.Version(QueuePrefix(prefix, g.Key)), "<", 0)
+	}
+	return clientv3.Compare(clientv3.CreateRevision(name), "=", int64(g.Token))
 }
 
 // IsOwner returns a compare that succeeds only while grant g still holds its
-// key in this store.
+// key in this store (see the package function IsOwner).
 func (s *Store) IsOwner(g leasehold.Grant) clientv3.Cmp { return IsOwner(s.prefix, g) }
+
+// IsOwnerLookup returns IsOwner's compare for any grant of this store,
+// including one rebuilt from its key, owner and token, which does not name
+// its entry: it reads the key's queue for the entry with g's token and
+// owner (one round trip; none if g names its entry). A grant that no longer
+// holds its key is ErrNotHeld.
+func (s *Store) IsOwnerLookup(ctx context.Context, g leasehold.Grant) (clientv3.Cmp, error) {
+	if r, ok := g.Private.(*grantRec); ok && nameOf(s.prefix, g) != "" && r.entry.owner == ownerHash(g.Owner) {
+		return IsOwner(s.prefix, g), nil
+	}
+	kv, err := s.findEntry(ctx, g)
+	if err != nil {
+		return clientv3.Cmp{}, s.storeErrOn(ctx, "is owner", err)
+	}
+	if kv == nil {
+		return clientv3.Cmp{}, notHeld("is owner", g.Key, "")
+	}
+	return clientv3.Compare(clientv3.CreateRevision(string(kv.Key)), "=", int64(g.Token)), nil
+}
 
 // EncodeFence returns the form in which a fence key stores token: 20
 // decimal digits, so that etcd's byte-wise value comparison orders tokens

@@ -2,19 +2,35 @@ package etcd
 
 import "time"
 
-// The session's grants, acquires in progress and orphans, under ss.mu.
+// The session's entries (grants, acquires in progress, orphans) and the
+// slots that name them, under ss.mu.
 
-// grantRec is a grant the session keeps alive.
+// grantRec is a grant the session keeps alive, and the grant's Private
+// state: the session keeping it and its entry. Only token and deadline
+// change, under ss.mu.
 type grantRec struct {
+	store *Store
+	sess  *session
+	entry
 	token    int64
 	deadline time.Time // the grant expires here unless renewed
 }
 
-// orphan is a key of ours that must be deleted: a grant that expired without
-// renewal, a waiter's entry whose delete failed, or the possible result of
-// an acquire whose reply was lost.
-type orphan struct {
+// entry is a name in a key's queue that the session has claimed: slot slot
+// of key, for the owner whose hash is owner (see claim).
+type entry struct {
+	key   string
 	name  string
+	slot  int
+	owner ownerID
+}
+
+// orphan is an entry of ours that must be deleted: a grant that expired
+// without renewal, a waiter's entry whose delete failed, or the possible
+// result of an acquire whose reply was lost. Its slot stays claimed until
+// it is settled.
+type orphan struct {
+	entry
 	token int64 // delete only if the key's CreateRevision is token; 0: unknown, see deleteIfUntracked
 }
 
@@ -42,22 +58,83 @@ func (ss *session) drop() {
 	}
 }
 
-// begin marks an acquire of name in progress (housekeeping leaves its key
-// alone) and returns the function that ends the mark.
-func (ss *session) begin(name string) func() {
+// claim takes the lowest free slot of key for an acquire by the owner with
+// hash owner and marks the acquire in progress (housekeeping leaves its
+// entry alone); the caller ends it with finish. It fails with errLeaseGone
+// if the session is gone, and with dup set if the owner already holds or
+// waits for key on this session.
+func (ss *session) claim(key string, owner ownerID) (e entry, dup bool, err error) {
 	ss.mu.Lock()
-	ss.inflight[name]++
-	ss.mu.Unlock()
-	return func() {
-		ss.mu.Lock()
-		if ss.inflight[name]--; ss.inflight[name] <= 0 {
-			delete(ss.inflight, name)
+	defer ss.mu.Unlock()
+	if ss.gone {
+		return entry{}, false, errLeaseGone
+	}
+	used := ss.slots[key]
+	slot := len(used)
+	for i, o := range used {
+		if o == owner {
+			return entry{}, true, nil
 		}
-		ss.mu.Unlock()
+		if o == (ownerID{}) && i < slot {
+			slot = i
+		}
+	}
+	if slot == len(used) {
+		used = append(used, ownerID{})
+	}
+	used[slot] = owner
+	ss.slots[key] = used
+	e = entry{key: key, slot: slot, name: EntryKey(ss.st.prefix, key, ss.id, slot), owner: owner}
+	ss.inflight[e.name]++
+	return e, false, nil
+}
+
+// finish ends an acquire of e begun by claim. Unless keep (e became a
+// grant or an orphan, which keep the slot), e's slot is free again.
+func (ss *session) finish(e entry, keep bool) {
+	ss.mu.Lock()
+	if ss.inflight[e.name]--; ss.inflight[e.name] <= 0 {
+		delete(ss.inflight, e.name)
+	}
+	if !keep {
+		ss.free(e)
+	}
+	ss.mu.Unlock()
+}
+
+// free gives e's slot back, if e still has it and no grant of its name is
+// tracked. Caller holds ss.mu.
+func (ss *session) free(e entry) {
+	used := ss.slots[e.key]
+	if e.slot >= len(used) || used[e.slot] != e.owner || ss.grants[e.name] != nil {
+		return
+	}
+	used[e.slot] = ownerID{}
+	for len(used) > 0 && used[len(used)-1] == (ownerID{}) {
+		used = used[:len(used)-1]
+	}
+	if len(used) == 0 {
+		delete(ss.slots, e.key)
+	} else {
+		ss.slots[e.key] = used
 	}
 }
 
-// addOrphan queues a key for housekeeping to delete.
+// retireSlot keeps e's slot claimed for the session's life: a key of that name
+// exists that the session does not know (see joinQueue).
+func (ss *session) retireSlot(e entry) {
+	ss.mu.Lock()
+	if used := ss.slots[e.key]; e.slot < len(used) && used[e.slot] == e.owner {
+		used[e.slot] = retiredSlot
+	}
+	ss.mu.Unlock()
+}
+
+// retiredSlot marks a slot that is never used again, and the zero ownerID a
+// free one; no owner hashes to either (but with odds of 2^-128).
+var retiredSlot = ownerID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// addOrphan queues an entry for housekeeping to delete.
 func (ss *session) addOrphan(o orphan) {
 	ss.mu.Lock()
 	if !ss.gone {
@@ -66,26 +143,37 @@ func (ss *session) addOrphan(o orphan) {
 	ss.mu.Unlock()
 }
 
-// track records a new grant made by a request sent at t0 and returns its
-// TTL; ok is false if the session is gone.
-func (ss *session) track(name string, token int64, t0 time.Time) (time.Duration, bool) {
+// track records a new grant of e made by a request sent at t0 and returns
+// it and its TTL; ok is false if the session is gone.
+func (ss *session) track(e entry, token int64, t0 time.Time) (*grantRec, time.Duration, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.gone {
-		return 0, false
+		return nil, 0, false
 	}
-	ss.grants[name] = &grantRec{token: token, deadline: t0.Add(ss.class)}
+	g := &grantRec{store: ss.st, sess: ss, entry: e, token: token, deadline: t0.Add(ss.class)}
+	ss.grants[e.name] = g
 	ss.lastUse = time.Now()
-	return max(ss.ttlFrom(t0), time.Millisecond), true
+	return g, max(ss.ttlFrom(t0), time.Millisecond), true
+}
+
+// grantOf returns the tracked grant of key named name, if its owner and
+// token match. Caller holds ss.mu.
+func (ss *session) grantOf(name, key string, owner ownerID, token int64) *grantRec {
+	g := ss.grants[name]
+	if ss.gone || g == nil || g.token != token || g.owner != owner || g.key != key {
+		return nil
+	}
+	return g
 }
 
 // renewed extends a tracked grant's deadline after a successful renew sent
 // at t0 and returns its TTL; ok is false if the grant is no longer tracked.
-func (ss *session) renewed(name string, token int64, t0 time.Time) (time.Duration, bool) {
+func (ss *session) renewed(name, key string, owner ownerID, token int64, t0 time.Time) (time.Duration, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	g := ss.grants[name]
-	if ss.gone || g == nil || g.token != token || t0.After(g.deadline) {
+	g := ss.grantOf(name, key, owner, token)
+	if g == nil || t0.After(g.deadline) {
 		return 0, false
 	}
 	if d := t0.Add(ss.class); d.After(g.deadline) {
@@ -95,18 +183,20 @@ func (ss *session) renewed(name string, token int64, t0 time.Time) (time.Duratio
 }
 
 // tracked reports whether the session still keeps the grant.
-func (ss *session) tracked(name string, token int64) bool {
+func (ss *session) tracked(name, key string, owner ownerID, token int64) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	g := ss.grants[name]
-	return !ss.gone && g != nil && g.token == token && !time.Now().After(g.deadline)
+	g := ss.grantOf(name, key, owner, token)
+	return g != nil && !time.Now().After(g.deadline)
 }
 
-// untrack forgets a grant (released or refused).
-func (ss *session) untrack(name string, token int64) {
+// untrack forgets a grant (released or refused) and frees its slot. A call
+// with another owner or token than the grant's changes nothing.
+func (ss *session) untrack(name, key string, owner ownerID, token int64) {
 	ss.mu.Lock()
-	if g := ss.grants[name]; g != nil && g.token == token {
+	if g := ss.grantOf(name, key, owner, token); g != nil {
 		delete(ss.grants, name)
+		ss.free(g.entry)
 		ss.lastUse = time.Now()
 	}
 	idle := ss.refs == 0 && len(ss.grants) == 0

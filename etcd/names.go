@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // DefaultPrefix is the etcd key prefix under which the store keeps its keys
@@ -14,11 +17,17 @@ const DefaultPrefix = "leasehold/"
 // Storage layout. A leasehold key k is escaped (see escapeKey) so that it holds
 // no '/'. Its lease and its waiters are entries of one queue:
 //
-//	<prefix><escaped k>/q/<id>
+//	<prefix><escaped k>/q/<session lease id, 16 hex digits>-<slot>
 //
-// where id is the first 128 bits of SHA-256(owner id), in hex. The entry
-// with the lowest CreateRevision holds the key; its CreateRevision is the
-// fencing token. The others wait, in CreateRevision order (FIFO).
+// An entry is named by the session that put it (the etcd lease it lives
+// under) and the lowest slot of k that the session had free, so a key's
+// acquisitions reuse a few names (one per grant or waiter a session has at
+// once on the key) instead of a new name per acquisition: etcd keeps a
+// deleted key in its index until a compaction, and every range over the
+// queue (each acquire's) walks those too. The entry's value holds the
+// owner (a hash of it: see value); the entry with the lowest CreateRevision
+// holds the key, and its CreateRevision is the fencing token. The others
+// wait, in CreateRevision order (FIFO).
 //
 // Because an escaped key never holds '/', the queue prefix
 // "<prefix><escaped k>/q/" is never a prefix of another key's names: lock "a"
@@ -83,27 +92,77 @@ func QueuePrefix(prefix, key string) string {
 	return prefix + escapeKey(key) + queuePart
 }
 
-// EntryKey returns the etcd key of owner's entry in key's queue: while
-// owner holds key, the entry's CreateRevision is the lease's token.
-func EntryKey(prefix, key, owner string) string {
-	sum := sha256.Sum256([]byte(owner))
-	return QueuePrefix(prefix, key) + hex.EncodeToString(sum[:16])
+// EntryKey returns the etcd key of the entry that a session on etcd lease
+// id puts in key's queue in its slot slot, in a store with the given prefix
+// ("" means DefaultPrefix). A session uses the lowest slot of the key it
+// has free, so one key's acquisitions reuse a few names.
+func EntryKey(prefix, key string, id clientv3.LeaseID, slot int) string {
+	var b strings.Builder
+	q := QueuePrefix(prefix, key)
+	b.Grow(len(q) + 20)
+	b.WriteString(q)
+	h := strconv.FormatUint(uint64(id), 16)
+	b.WriteString("0000000000000000"[len(h):])
+	b.WriteString(h)
+	b.WriteByte('-')
+	b.WriteString(strconv.Itoa(slot))
+	return b.String()
 }
 
-// value is what an entry stores: the holder's label. The owner id is the
-// holder's proof of ownership, so it is never stored; the entry's name holds
-// a hash of it.
+// ownerID is what an entry stores of an owner id: the first 128 bits of
+// its SHA-256 (in hex, in the value). The owner id itself is the holder's
+// proof of ownership, so it is never stored.
+type ownerID [16]byte
+
+// ownerHash returns owner's ownerID.
+func ownerHash(owner string) ownerID {
+	sum := sha256.Sum256([]byte(owner))
+	return ownerID(sum[:16])
+}
+
+// value is what an entry stores, as JSON with the owner first:
+// {"owner":"<ownerHash>","label":"..."}. Renew and release prove the owner
+// with two compares of the value's bytes (see ownerCmps), which need the
+// owner's hash but not the label.
 type value struct {
+	Owner string `json:"owner"`
 	Label string `json:"label,omitempty"`
 }
 
-// encodeValue returns the stored value for label.
-func encodeValue(label string) string {
-	b, err := json.Marshal(value{Label: label})
-	if err != nil { // cannot happen: one string
+// ownerPrefix is how every value of an entry of the owner with hash h
+// begins. The byte after it is ',' or '}'.
+func ownerPrefix(h ownerID) string { return `{"owner":"` + hex.EncodeToString(h[:]) + `"` }
+
+// encodeValue returns the stored value for an owner with hash h and label.
+func encodeValue(h ownerID, label string) string {
+	if label == "" {
+		return ownerPrefix(h) + "}"
+	}
+	l, err := json.Marshal(label)
+	if err != nil { // cannot happen: a string
 		panic(err)
 	}
-	return string(b)
+	return ownerPrefix(h) + `,"label":` + string(l) + "}"
+}
+
+// ownerCmps returns the compares that hold only if entry name exists and
+// its value is an entry of the owner with hash h: the value lies strictly
+// between ownerPrefix(h) and ownerPrefix(h)+"~", which (bytes compared in
+// order) only a value that starts with ownerPrefix(h) and goes on with a
+// byte below '~' does. The label is not needed.
+func ownerCmps(name string, h ownerID) []clientv3.Cmp {
+	p := ownerPrefix(h)
+	return []clientv3.Cmp{
+		clientv3.Compare(clientv3.Value(name), ">", p),
+		clientv3.Compare(clientv3.Value(name), "<", p+"~"),
+	}
+}
+
+// isOwnerValue reports whether v, an entry's value, is one of the owner
+// with hash h.
+func isOwnerValue(v []byte, h ownerID) bool {
+	p := ownerPrefix(h)
+	return len(v) > len(p) && string(v[:len(p)]) == p && v[len(p)] < '~'
 }
 
 // decodeLabel returns the label stored in v, or "" if v is not a value of ours.

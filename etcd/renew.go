@@ -3,20 +3,23 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Renew checks in one transaction that g's entry still has g's token as its
-// CreateRevision (the entry's name proves the owner). The etcd lease under
-// the entry is the session's, kept alive by the session's keepalive
-// stream; Renew extends the grant's own deadline, after which an unrenewed
-// grant is deleted.
+// CreateRevision and g's owner in its value. The etcd lease under the entry
+// is the session's, kept alive by the session's keepalive stream; Renew
+// extends the grant's own deadline, after which an unrenewed grant is
+// deleted.
 //
-// A grant not made by this Store value (a handle since closed) is renewed by
-// a keepalive of the etcd lease its entry is under, one more round trip.
+// A grant not made by this Store value (a handle since closed, another
+// process) is renewed by a keepalive of the etcd lease its entry is under,
+// after a read that finds the entry: one or two more round trips.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
 		return leasehold.Grant{}, err
@@ -32,9 +35,8 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		return s.renewForeign(ctx, g)
 	}
 	ss := r.sess
-	name := s.KeyOf(g)
-	tok := int64(g.Token)
-	if err := ss.checkTracked(name, tok, g.Key); err != nil {
+	name, h, tok := r.entry.name, ownerHash(g.Owner), int64(g.Token)
+	if err := ss.checkTracked(name, g.Key, h, tok); err != nil {
 		return leasehold.Grant{}, err
 	}
 	t0, err := ss.fresh(ctx, "renew")
@@ -42,17 +44,17 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		return leasehold.Grant{}, err
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(clientv3.Compare(clientv3.CreateRevision(name), "=", tok)).
+		If(holds(name, h, tok)...).
 		Then(linearizable(name)).
 		Commit()
 	if err != nil {
 		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
 	if !resp.Succeeded {
-		ss.untrack(name, tok)
+		ss.untrack(name, g.Key, h, tok)
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
 	}
-	ttl, err := ss.renewedTTL(name, tok, t0, g.Key)
+	ttl, err := ss.renewedTTL(name, g.Key, h, tok, t0)
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
@@ -60,10 +62,18 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	return g, nil
 }
 
+// holds returns the compares that hold only while entry name is the one
+// created at token (names are reused, each creation has its own
+// CreateRevision) and is the entry of the owner with hash h.
+func holds(name string, h ownerID, token int64) []clientv3.Cmp {
+	return append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(name), "=", token)}, ownerCmps(name, h)...)
+}
+
 // checkTracked returns nil if the session still keeps the grant of key
-// named name with token tok, or the ErrNotHeld a renewal of it gets.
-func (ss *session) checkTracked(name string, tok int64, key string) error {
-	if ss.tracked(name, tok) {
+// named name with owner hash h and token tok, or the ErrNotHeld a renewal
+// of it gets.
+func (ss *session) checkTracked(name, key string, h ownerID, tok int64) error {
+	if ss.tracked(name, key, h, tok) {
 		return nil
 	}
 	if ss.isLost() {
@@ -75,8 +85,8 @@ func (ss *session) checkTracked(name string, tok int64, key string) error {
 // renewedTTL extends the tracked grant of key after etcd confirmed it by a
 // request sent at t0, and returns its TTL: an error if the grant expired
 // meanwhile or the session's lease cannot be shown to last a class's TTL.
-func (ss *session) renewedTTL(name string, tok int64, t0 time.Time, key string) (time.Duration, error) {
-	ttl, ok := ss.renewed(name, tok, t0)
+func (ss *session) renewedTTL(name, key string, h ownerID, tok int64, t0 time.Time) (time.Duration, error) {
+	ttl, ok := ss.renewed(name, key, h, tok, t0)
 	switch {
 	case !ok:
 		return 0, notHeld("renew", key, "expired")
@@ -99,16 +109,15 @@ func linearizable(name string) clientv3.Op {
 
 // renewForeign renews a grant this Store value did not make.
 func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	name := s.KeyOf(g)
-	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), name)
+	kv, err := s.findEntry(ctx, g)
 	if err != nil {
 		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
-	if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != int64(g.Token) || resp.Kvs[0].Lease == 0 {
+	if kv == nil || kv.Lease == 0 {
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
 	}
 	t0 := time.Now()
-	ka, err := s.cli.KeepAliveOnce(clientv3.WithRequireLeader(ctx), clientv3.LeaseID(resp.Kvs[0].Lease))
+	ka, err := s.cli.KeepAliveOnce(clientv3.WithRequireLeader(ctx), clientv3.LeaseID(kv.Lease))
 	if err != nil {
 		if isLeaseNotFound(err) {
 			return leasehold.Grant{}, notHeld("renew", g.Key, "lease expired")
@@ -122,6 +131,41 @@ func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.
 	return g, nil
 }
 
+// findEntry reads g's entry, or returns nil if no entry has g's token as its
+// CreateRevision and g's owner in its value. A grant made by a Store
+// (another handle's, perhaps closed) names its entry; one rebuilt from its
+// key, owner and token is looked for in its key's queue by its token.
+func (s *Store) findEntry(ctx context.Context, g leasehold.Grant) (*mvccpb.KeyValue, error) {
+	tok := int64(g.Token)
+	var resp *clientv3.GetResponse
+	var err error
+	if name := nameOf(s.prefix, g); name != "" {
+		resp, err = s.cli.Get(clientv3.WithRequireLeader(ctx), name)
+	} else {
+		resp, err = s.cli.Get(clientv3.WithRequireLeader(ctx), QueuePrefix(s.prefix, g.Key),
+			clientv3.WithPrefix(), clientv3.WithMinCreateRev(tok), clientv3.WithMaxCreateRev(tok))
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := ownerHash(g.Owner)
+	for _, kv := range resp.Kvs {
+		if kv.CreateRevision == tok && isOwnerValue(kv.Value, h) {
+			return kv, nil
+		}
+	}
+	return nil, nil
+}
+
+// nameOf returns the name of g's entry in a store with the given prefix,
+// as the Store that made g recorded it, or "" if g does not say.
+func nameOf(prefix string, g leasehold.Grant) string {
+	if r, ok := g.Private.(*grantRec); ok && strings.HasPrefix(r.entry.name, QueuePrefix(prefix, g.Key)) {
+		return r.entry.name
+	}
+	return ""
+}
+
 func notHeld(op, key, why string) error {
 	if why != "" {
 		return fmt.Errorf("%s %q: %s: %w", op, key, why, leasehold.ErrNotHeld)
@@ -130,8 +174,8 @@ func notHeld(op, key, why string) error {
 }
 
 // ref returns g's session state if g was granted by this store.
-func (s *Store) ref(g leasehold.Grant) *grantRef {
-	if r, ok := g.Private.(*grantRef); ok && r.store == s {
+func (s *Store) ref(g leasehold.Grant) *grantRec {
+	if r, ok := g.Private.(*grantRec); ok && r.store == s {
 		return r
 	}
 	return nil

@@ -44,9 +44,10 @@ type session struct {
 	// code holding it never takes the Store's.
 	mu       sync.Mutex
 	expiry   time.Time            // lower bound of the etcd lease's expiry, by our monotonic clock
-	grants   map[string]*grantRec // by holder key; see grants.go
-	inflight map[string]int       // acquires in progress, by holder key
-	orphans  []orphan             // keys of ours to delete
+	grants   map[string]*grantRec // by entry name; see grants.go
+	inflight map[string]int       // acquires in progress, by entry name
+	slots    map[string][]ownerID // by leasehold key: each slot's owner, zero if free; see claim
+	orphans  []orphan             // entries of ours to delete
 	refs     int                  // acquires and waits in progress
 	lastUse  time.Time
 	gone     bool // lost, torn down or closed: takes no new references
@@ -65,6 +66,7 @@ func newSession(s *Store, class time.Duration) *session {
 		kick:     make(chan struct{}, 1),
 		grants:   make(map[string]*grantRec),
 		inflight: make(map[string]int),
+		slots:    make(map[string][]ownerID),
 		refs:     1,
 	}
 }
@@ -143,6 +145,7 @@ func (ss *session) markLost() {
 		ss.mu.Lock()
 		ss.gone = true
 		ss.grants = map[string]*grantRec{}
+		ss.slots = map[string][]ownerID{}
 		ss.orphans = nil
 		ss.mu.Unlock()
 		ss.st.forget(ss)

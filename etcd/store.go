@@ -96,12 +96,11 @@ func (s *Store) Info() leasehold.Info {
 // Client returns the etcd client the store uses.
 func (s *Store) Client() *clientv3.Client { return s.cli }
 
-// EntryKey returns the etcd key of owner's entry in key's queue (see the
-// package doc); while owner holds key, its CreateRevision is the token.
-func (s *Store) EntryKey(key, owner string) string { return EntryKey(s.prefix, key, owner) }
-
-// KeyOf returns the etcd key that holds grant g.
-func (s *Store) KeyOf(g leasehold.Grant) string { return EntryKey(s.prefix, g.Key, g.Owner) }
+// KeyOf returns the etcd key of grant g's entry (while g holds its key, the
+// entry's CreateRevision is g's token), as the Store that made g recorded
+// it in g.Private; "" for a grant that does not say (one rebuilt from its
+// key, owner and token).
+func (s *Store) KeyOf(g leasehold.Grant) string { return nameOf(s.prefix, g) }
 
 func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}

@@ -205,14 +205,14 @@ func testPrefixIsolation(t *testing.T, c *testserver.Etcd) {
 	keys := []string{base + "a", base + "a/x", base + "ab", base + "a%2Fx", base + "a/"}
 	// No storage name (an entry, or the queue prefix) of one key is a prefix
 	// of another key's.
-	owner := leasehold.NewOwnerID()
+	const lease = clientv3.LeaseID(0x694d9a6b1c2e3f40)
 	for _, k1 := range keys {
 		for _, k2 := range keys {
 			if k1 == k2 {
 				continue
 			}
-			for _, n1 := range []string{etcd.QueuePrefix("", k1), etcd.EntryKey("", k1, owner)} {
-				for _, n2 := range []string{etcd.QueuePrefix("", k2), etcd.EntryKey("", k2, owner)} {
+			for _, n1 := range []string{etcd.QueuePrefix("", k1), etcd.EntryKey("", k1, lease, 0), etcd.EntryKey("", k1, lease, 12)} {
+				for _, n2 := range []string{etcd.QueuePrefix("", k2), etcd.EntryKey("", k2, lease, 0), etcd.EntryKey("", k2, lease, 12)} {
 					if strings.HasPrefix(n2, n1) {
 						t.Errorf("storage name %q of %q is a prefix of %q of %q", n1, k1, n2, k2)
 					}

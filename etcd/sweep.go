@@ -47,7 +47,7 @@ func (ss *session) sweep() {
 	for name, g := range ss.grants {
 		if now.After(g.deadline) {
 			delete(ss.grants, name)
-			ss.orphans = append(ss.orphans, orphan{name: name, token: g.token})
+			ss.orphans = append(ss.orphans, orphan{entry: g.entry, token: g.token})
 			ss.lastUse = now
 		}
 	}
@@ -59,14 +59,15 @@ func (ss *session) sweep() {
 	}
 	ctx, cancel := context.WithTimeout(ss.st.ctx, max(ss.sweepPeriod(), time.Second))
 	defer cancel()
-	failed := ss.deleteOrphans(ctx, todo)
-	if len(failed) > 0 {
-		ss.mu.Lock()
-		if !ss.gone {
-			ss.orphans = append(ss.orphans, failed...)
-		}
-		ss.mu.Unlock()
+	failed, settled := ss.deleteOrphans(ctx, todo)
+	ss.mu.Lock()
+	if !ss.gone {
+		ss.orphans = append(ss.orphans, failed...)
 	}
+	for _, o := range settled {
+		ss.free(o.entry)
+	}
+	ss.mu.Unlock()
 }
 
 // maybeTeardown revokes the session's lease if it has had no grants, waiters
@@ -90,12 +91,15 @@ func (ss *session) maybeTeardown() bool {
 // transaction's compares against what is left of the budget.
 const maxBatch = 64
 
-// deleteOrphans deletes what it can of todo and returns the rest.
-func (ss *session) deleteOrphans(ctx context.Context, todo []orphan) (failed []orphan) {
+// deleteOrphans deletes what it can of todo and returns the rest, and the
+// orphans it settled.
+func (ss *session) deleteOrphans(ctx context.Context, todo []orphan) (failed, settled []orphan) {
 	var batch []orphan
 	for _, o := range todo {
 		if o.token == 0 {
-			if !ss.deleteIfUntracked(ctx, o) {
+			if ss.deleteIfUntracked(ctx, o) {
+				settled = append(settled, o)
+			} else {
 				failed = append(failed, o)
 			}
 			continue
@@ -114,14 +118,18 @@ func (ss *session) deleteOrphans(ctx context.Context, todo []orphan) (failed []o
 		}
 		if _, err := ss.st.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
 			failed = append(failed, chunk...)
+		} else {
+			settled = append(settled, chunk...)
 		}
 	}
-	return failed
+	return failed, settled
 }
 
-// deleteIfUntracked deletes o.name if it is under the session's lease and is
-// not a grant the session tracks or is acquiring: the result of an acquire
-// whose reply was lost. It reports whether o is settled.
+// deleteIfUntracked deletes o's entry if it is under the session's lease,
+// holds o's owner (the abandoned acquire's: the clean-up never reaches
+// another attempt's entry, whatever its name) and is not a grant the
+// session tracks or is acquiring: the result of an acquire whose reply was
+// lost. It reports whether o is settled.
 func (ss *session) deleteIfUntracked(ctx context.Context, o orphan) bool {
 	if ss.acquiring(o.name) {
 		return false
@@ -134,8 +142,8 @@ func (ss *session) deleteIfUntracked(ctx context.Context, o orphan) bool {
 		return true
 	}
 	kv := resp.Kvs[0]
-	if clientv3.LeaseID(kv.Lease) != ss.id {
-		return true // someone else's
+	if clientv3.LeaseID(kv.Lease) != ss.id || !isOwnerValue(kv.Value, o.owner) {
+		return true // another attempt's
 	}
 	ss.mu.Lock()
 	g := ss.grants[o.name]
@@ -149,7 +157,7 @@ func (ss *session) deleteIfUntracked(ctx context.Context, o orphan) bool {
 		return false
 	}
 	_, err = ss.st.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(o.name), "=", kv.CreateRevision)).
+		If(holds(o.name, o.owner, kv.CreateRevision)...).
 		Then(clientv3.OpDelete(o.name)).Commit()
 	return err == nil
 }

@@ -23,7 +23,8 @@ import (
 // waits for etcd's 100 ms catch-up loop). A waiter whose context ends
 // removes its entry (or has housekeeping remove it); a waiter whose process
 // dies leaves the queue when its session lease expires. An owner id that
-// already holds or waits for the key gets a *HeldError.
+// already holds or waits for the key on this Store, with the same TTL (so
+// on the same session), gets a *HeldError.
 func (s *Store) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
@@ -32,46 +33,58 @@ func (s *Store) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (
 }
 
 func (s *Store) acquireWaitOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	name := s.EntryKey(req.Key, req.Owner)
-	defer ss.begin(name)()
-	rev, head, t0, err := s.joinQueue(ctx, ss, req, name)
+	t0, err := ss.fresh(ctx, "acquire")
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
+	e, err := s.claim(ctx, ss, req)
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
+	keep := false // the entry became a grant or an orphan
+	defer func() { ss.finish(e, keep) }()
+	rev, head, orphaned, err := s.joinQueue(ctx, ss, req, e)
+	if err != nil {
+		keep = orphaned
+		return leasehold.Grant{}, err
+	}
 	if !head {
-		if t0, err = s.awaitTurn(ctx, ss, req.Key, name, rev); err != nil {
-			s.leaveQueue(ss, name, rev)
+		if t0, err = s.awaitTurn(ctx, ss, req.Key, e.name, rev); err != nil {
+			keep = s.leaveQueue(ss, e, rev)
 			return leasehold.Grant{}, err
 		}
 	}
-	return s.granted(ss, req, name, rev, t0)
+	g, err := s.granted(ss, req, e, rev, t0)
+	keep = err == nil
+	return g, err
 }
 
-// joinQueue puts name, the caller's entry, in req.Key's queue on the
-// session's lease and reads the queue's oldest entry, in one round trip. It
-// returns the entry's CreateRevision, whether it heads the queue, and the
-// request's send time.
-func (s *Store) joinQueue(ctx context.Context, ss *session, req leasehold.AcquireRequest, name string) (rev int64, head bool, t0 time.Time, err error) {
+// joinQueue puts e, the caller's entry, in req.Key's queue on the session's
+// lease and reads the queue's oldest entry, in one round trip. It returns
+// the entry's CreateRevision and whether it heads the queue; on an error,
+// orphaned reports that the put may have been applied unseen and e was
+// left to housekeeping.
+func (s *Store) joinQueue(ctx context.Context, ss *session, req leasehold.AcquireRequest, e entry) (rev int64, head, orphaned bool, err error) {
 	qpfx := QueuePrefix(s.prefix, req.Key)
-	t0, err = ss.fresh(ctx, "acquire")
-	if err != nil {
-		return 0, false, t0, err
-	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(clientv3.Compare(clientv3.CreateRevision(name), "=", 0)).
-		Then(clientv3.OpPut(name, encodeValue(req.Label), clientv3.WithLease(ss.id)),
+		If(clientv3.Compare(clientv3.CreateRevision(e.name), "=", 0)).
+		Then(clientv3.OpPut(e.name, encodeValue(e.owner, req.Label), clientv3.WithLease(ss.id)),
 			clientv3.OpGet(qpfx, append(clientv3.WithFirstCreate(), clientv3.WithKeysOnly())...)).
 		Else(clientv3.OpGet(qpfx, clientv3.WithFirstCreate()...)).
 		Commit()
 	if err != nil {
-		return 0, false, t0, s.acquireFailed(ctx, ss, name, err)
+		return 0, false, true, s.acquireFailed(ctx, ss, e, err)
 	}
 	if !resp.Succeeded {
-		return 0, false, t0, heldError(req.Key, resp.Responses[0]) // this owner id is already queued
+		// The slot's name exists though the session had it free: a put
+		// whose reply was lost landed after housekeeping looked for it.
+		// Never use that slot again (the key goes with the session's lease).
+		ss.retireSlot(e)
+		return 0, false, false, heldError(req.Key, resp.Responses[0].GetResponseRange().GetKvs())
 	}
 	rev = resp.Header.Revision
 	kvs := resp.Responses[1].GetResponseRange().GetKvs()
-	return rev, len(kvs) > 0 && kvs[0].CreateRevision == rev, t0, nil
+	return rev, len(kvs) > 0 && kvs[0].CreateRevision == rev, false, nil
 }
 
 // awaitTurn waits until no entry older than name (created at rev) is left in
@@ -128,10 +141,12 @@ func (s *Store) predecessor(ctx context.Context, ss *session, key, name string, 
 	return "", nil
 }
 
-// leaveQueue deletes name, a waiter's entry created at rev, or leaves it to
-// housekeeping if that fails.
-func (s *Store) leaveQueue(ss *session, name string, rev int64) {
-	if err := s.deleteToken(name, rev); err != nil {
-		ss.addOrphan(orphan{name: name, token: rev})
+// leaveQueue deletes e, a waiter's entry created at rev, or leaves it to
+// housekeeping if that fails; it reports whether it did (e is an orphan).
+func (s *Store) leaveQueue(ss *session, e entry, rev int64) (orphaned bool) {
+	if err := s.deleteToken(e.name, rev); err != nil {
+		ss.addOrphan(orphan{entry: e, token: rev})
+		return true
 	}
+	return false
 }
