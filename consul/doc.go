@@ -1,0 +1,2 @@
+// Package consul is a leasehold store on Consul's KV store and sessions.
+package consul
