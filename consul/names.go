@@ -32,14 +32,16 @@ func safe(c byte) bool {
 	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		return true
 	}
-	return strings.IndexByte("-_.:@~+=,", c) >= 0
+	return strings.IndexByte("-_.:@+=,", c) >= 0
 }
 
 // escapeKey maps a key to a string that holds only letters, digits and
-// -_.:@~+=, and %XX escapes of every other byte (so no '/', and nothing an
-// HTTP path or Consul's filter of unprintable characters would change). A
-// leading '.' is escaped too, so that no name is a "." or ".." path
-// segment. The code is prefix-free: escapeKey(p) is a prefix of escapeKey(k)
+// -_.:@+=, and ~XX escapes (two upper-case hex digits) of every other byte:
+// no '/', no space (Consul refuses names with leading or trailing spaces),
+// no '%' (Consul's KV endpoint decodes %XX once more when it checks a name),
+// nothing an HTTP path or Consul's filter of unprintable characters would
+// change. A leading '.' is escaped too, so that no name is a "." or ".."
+// path segment. The code is prefix-free: escapeKey(p) is a prefix of escapeKey(k)
 // exactly when p is a prefix of k, which List relies on.
 func escapeKey(key string) string {
 	var b strings.Builder
@@ -51,7 +53,7 @@ func escapeKey(key string) string {
 			b.WriteByte(c)
 			continue
 		}
-		b.WriteByte('%')
+		b.WriteByte('~')
 		b.WriteByte(hexdig[c>>4])
 		b.WriteByte(hexdig[c&15])
 	}
@@ -64,7 +66,7 @@ func unescapeKey(s string) (key string, ok bool) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c != '%' {
+		if c != '~' {
 			if !safe(c) || (i == 0 && c == '.') {
 				return "", false
 			}

@@ -47,7 +47,8 @@ const (
 // Create it with New or OpenURL; it is safe for concurrent use.
 type Store struct {
 	cli       *api.Client
-	transport *http.Transport // OpenURL's, whose idle connections Close closes
+	transport *http.Transport // OpenURL's, whose connections Close closes
+	conns     *conns          // its dialer
 	prefix    string
 	idle      time.Duration
 
@@ -147,6 +148,7 @@ func (s *Store) Close() error {
 	s.cancel()
 	s.wg.Wait()
 	if s.transport != nil {
+		s.conns.closeAll()
 		s.transport.CloseIdleConnections()
 	}
 	return nil

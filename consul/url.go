@@ -44,12 +44,14 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
 	}
-	tr := api.DefaultConfig().Transport
+	cs := &conns{}
+	tr := newTransport(cs)
 	cli, err := api.NewClient(&api.Config{Address: p.addr, Scheme: "http", Transport: tr, Token: p.token, Datacenter: p.dc})
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), err)}
 	}
 	if err := checkAgent(ctx, cli, p); err != nil {
+		cs.closeAll()
 		tr.CloseIdleConnections()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -57,7 +59,7 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), explain(err))}
 	}
 	s := New(cli, &p.opts)
-	s.transport = tr
+	s.transport, s.conns = tr, cs
 	return s, nil
 }
 
