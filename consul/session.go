@@ -3,6 +3,7 @@ package consul
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,7 +110,7 @@ func (ss *session) start(ctx context.Context) {
 		Behavior:  api.SessionBehaviorRelease,
 		LockDelay: ss.lockDelay,
 	}
-	id, _, err := s.cli.Session().CreateNoChecks(entry, (&api.WriteOptions{}).WithContext(ctx))
+	id, err := ss.create(ctx, entry)
 	if err != nil {
 		ss.err = storeErr(ctx, "create session", "", err)
 		ss.retire()
@@ -120,6 +121,30 @@ func (ss *session) start(ctx context.Context) {
 		ss.err = s.closedErr("acquire")
 		ss.retire()
 		ss.destroy(context.Background()) // nothing is under it yet
+	}
+}
+
+// nodeWait bounds how long a session's creation waits for the agent's node
+// to be registered in the catalog (an agent that has just started or joined
+// registers it within seconds).
+const nodeWait = 15 * time.Second
+
+// create creates the Consul session, retrying while the agent's node is not
+// yet in the catalog ("Missing node registration").
+func (ss *session) create(ctx context.Context, entry *api.SessionEntry) (string, error) {
+	end := time.Now().Add(nodeWait)
+	pause := 50 * time.Millisecond
+	for {
+		id, _, err := ss.st.cli.Session().CreateNoChecks(entry, (&api.WriteOptions{}).WithContext(ctx))
+		if err == nil || !strings.Contains(err.Error(), "Missing node registration") || time.Now().After(end) {
+			return id, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
 	}
 }
 
