@@ -49,6 +49,11 @@ func conformance(t *testing.T, c *testserver.Consul, i int, restart bool) {
 func TestDevAgent(t *testing.T) {
 	c := testserver.NewConsul(t, testserver.ConsulOptions{})
 	t.Run("conformance", func(t *testing.T) { conformance(t, c, 0, false) })
+	t.Run("one_session_per_ttl_class", func(t *testing.T) { testSharedSession(t, c) })
+	t.Run("session_loss_closes_lost_and_cancels_leases", func(t *testing.T) { testSessionLoss(t, c) })
+	t.Run("token_increases_when_the_entry_is_deleted", func(t *testing.T) { testDeletedKey(t, c) })
+	t.Run("close_keeps_grants_another_store_renews_and_releases", func(t *testing.T) { testCloseKeeps(t, c) })
+	t.Run("entry_unlocked_behind_the_store_is_refused", func(t *testing.T) { testExternalUnlock(t, c) })
 }
 
 // TestCluster runs the conformance suite on a 3-server cluster (with the
