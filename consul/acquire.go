@@ -39,6 +39,10 @@ const acquireRounds = 3
 // acquire of a TTL class also creates the class's session.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
+		if errors.Is(err, leasehold.ErrInvalidTTL) {
+			err = fmt.Errorf("leasehold: %s store: acquire %q: %w (TTLs below Consul's %s session minimum are kept on a %s session; "+
+				"above %s the session, 1.5 x the TTL, would pass Consul's %s maximum)", Name, req.Key, err, MinSessionTTL, MinSessionTTL, MaxTTL, MaxSessionTTL)
+		}
 		return leasehold.Grant{}, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/consul/api"
@@ -85,7 +86,7 @@ func isACLError(err error) bool {
 func txnError(errs api.TxnErrors) error {
 	var parts []string
 	for _, e := range errs {
-		if e != nil {
+		if e != nil && !slices.Contains(parts, e.What) {
 			parts = append(parts, e.What)
 		}
 	}
