@@ -54,11 +54,14 @@ func TestDevAgent(t *testing.T) {
 	t.Run("token_increases_when_the_entry_is_deleted", func(t *testing.T) { testDeletedKey(t, c) })
 	t.Run("close_keeps_grants_another_store_renews_and_releases", func(t *testing.T) { testCloseKeeps(t, c) })
 	t.Run("entry_unlocked_behind_the_store_is_refused", func(t *testing.T) { testExternalUnlock(t, c) })
+	t.Run("session_expired_while_partitioned", func(t *testing.T) { testPartition(t, c) })
 }
 
 // TestCluster runs the conformance suite on a 3-server cluster (with the
-// restart rule: every server killed and restarted on its data).
+// restart rule: every server killed and restarted on its data), then kills
+// its leader under contention.
 func TestCluster(t *testing.T) {
 	c := testserver.NewConsul(t, testserver.ConsulOptions{Servers: 3})
 	t.Run("conformance", func(t *testing.T) { conformance(t, c, 1, true) })
+	t.Run("leader_kill_under_fenced_contention", func(t *testing.T) { testFailover(t, c) })
 }
