@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/hashicorp/consul/api v1.33.2
 	github.com/leasehold-go/leasehold v0.1.0
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

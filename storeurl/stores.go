@@ -132,6 +132,16 @@ func Stores() []Kind {
 			Notes:         "one keepalive per session",
 		},
 		{
+			Name: "consul", Title: "Consul", Schemes: []string{"consul"},
+			Package: "consul",
+			URLs:    []string{"consul://host:port/prefix?token=..."},
+			Usage: "consul://host:port[/prefix][?token=T]\n" +
+				"                        one agent (usually the local one); the token defaults to $CONSUL_HTTP_TOKEN",
+			CheckURL: checkConsul, Open: openConsul,
+			Token: "the entry's ModifyIndex at the lock (a Raft index)",
+			Notes: "one session per TTL class; TTLs under Consul's 10 s session minimum ride a 10 s session",
+		},
+		{
 			Name: "azblob", Title: "Azure Blob", Schemes: []string{"azblob"},
 			Package: "azblob",
 			URLs:    []string{"azblob://account/container"},
