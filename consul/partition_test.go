@@ -111,6 +111,8 @@ func testPartition(t *testing.T, c *testserver.Consul) {
 		t.Fatal(err)
 	}
 	g := l.Grant()
+	cli := consulClient(t, c, 0)
+	sid := entry(t, cli, st, k).Session
 	p.cut()
 	cutAt := time.Now()
 	select {
@@ -144,6 +146,9 @@ func testPartition(t *testing.T, c *testserver.Consul) {
 	}
 	if h, err := other.Holder(tctx(t), k); err != nil || h.Token != g2.Token {
 		t.Errorf("after the old holder's renew and release: Holder %+v, %v; want token %d", h, err, g2.Token)
+	}
+	if se, _, err := cli.Session().Info(sid, nil); err != nil || se != nil {
+		t.Errorf("the cut-off store's session after the partition: %+v, %v; want it gone", se, err)
 	}
 	if err := other.Release(tctx(t), g2); err != nil {
 		t.Fatal(err)
