@@ -76,6 +76,13 @@ func TestEtcdScheme(t *testing.T) {
 	s.Close()
 }
 
+func TestConsulScheme(t *testing.T) {
+	c := testserver.NewConsul(t, testserver.ConsulOptions{})
+	s := openWhenUp(t, c.URL(0)+"/storeurl-test")
+	useStore(t, s, "consul")
+	s.Close()
+}
+
 func TestPostgresSchemeAndMigrate(t *testing.T) {
 	u := testserver.NewPostgres(t, testserver.PostgresOptions{}).ConnString()
 	s := openWhenUp(t, u) // up, but not migrated yet

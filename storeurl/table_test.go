@@ -100,6 +100,7 @@ func TestGoodURLs(t *testing.T) {
 		"redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/0?prefix=x",
 		"postgres://u@127.0.0.1/db?mode=advisory", "postgresql://u:p@127.0.0.1:5432/db?sslmode=disable",
 		"etcd://127.0.0.1:2379", "etcd://u:p@127.0.0.1:2379,127.0.0.1:2380/app?dial_timeout=2s",
+		"consul://127.0.0.1:8500", "consul://localhost/app/locks?token=t&dc=dc1&idle=10s&dial_timeout=2s", "consul://[::1]:8500/p",
 		"azblob://acct/locks", "azblob://devstoreaccount1/c?endpoint=http://127.0.0.1:10000/devstoreaccount1&auth=key&key=a2V5",
 		"s3://bucket", "s3://bucket/a/prefix?endpoint=http://127.0.0.1:7070&region=us-east-1&access_key=k&secret_key=s",
 	} {
@@ -132,6 +133,7 @@ func TestBadURLs(t *testing.T) {
 		"etcd://",
 		"etcd://127.0.0.1",
 		"etcd://127.0.0.1:2379?dial_timeout=soon",
+		"consul://", "consul://u:p@127.0.0.1:8500", "consul://127.0.0.1:port", "consul://127.0.0.1:8500?timeout=1s",
 		"azblob://acct", "azblob://acct/c/d", "azblob://acct/c?auth=magic",
 		"s3://", "s3://b?endpoint=127.0.0.1:7070", "s3://b?access_key=k", "s3://b?nosuch=1",
 	} {

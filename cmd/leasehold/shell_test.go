@@ -100,6 +100,7 @@ func TestBadStoreURLExitsTwo(t *testing.T) {
 	for _, u := range []string{
 		"nosuch://x", "etcd://", "etcd://127.0.0.1", "redis://127.0.0.1:notaport/0",
 		"redlock://127.0.0.1:1,127.0.0.1/0", "postgres://u@127.0.0.1/db?mode=bogus", "memory://x",
+		"consul://", "consul://127.0.0.1:8500?tokn=t",
 	} {
 		code, _, stderr := e.lh(nil, "acquire", "k", "--store", u)
 		if code != exitUsage || !strings.Contains(stderr, "store URL") {

@@ -1,0 +1,185 @@
+package consul
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/leasehold-go/leasehold"
+)
+
+// grantRef is a Grant's Private state: the session keeping the grant.
+type grantRef struct {
+	store *Store
+	sess  *session
+}
+
+// errSessionGone: Consul refused an acquire because the session is invalid.
+var errSessionGone = errors.New("session gone")
+
+// acquireRounds bounds the read-and-lock rounds of one Acquire when the
+// entry keeps changing between the read and the lock.
+const acquireRounds = 3
+
+// Acquire claims req.Key: it reads the key's entry and, if no session holds
+// it, locks it with the store's session in one transaction conditioned on
+// the entry being as read:
+//
+//	[check-not-exists name] or [check-index name ModifyIndex], then
+//	[lock name {owner tag, label} session]
+//
+// The condition is what keeps a lock of the store's own session from taking
+// an entry that the same session already holds (Consul lets a session lock
+// again what it holds), and what keeps a lock whose reply was lost from
+// landing later over another grant. The token is the ModifyIndex the lock
+// gave the entry: a Raft index, strictly increasing cluster-wide. A held
+// key costs one read; a free one a read and the transaction. The first
+// acquire of a TTL class also creates the class's session.
+func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
+		if errors.Is(err, leasehold.ErrInvalidTTL) {
+			err = fmt.Errorf("leasehold: %s store: acquire %q: %w (TTLs below Consul's %s session minimum are kept on a %s session; "+
+				"above %s the session, 1.5 x the TTL, would pass Consul's %s maximum)", Name, req.Key, err, MinSessionTTL, MinSessionTTL, MaxTTL, MaxSessionTTL)
+		}
+		return leasehold.Grant{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return leasehold.Grant{}, err
+	}
+	class := classOf(req.TTL)
+	for attempt := 0; ; attempt++ {
+		ss, err := s.use(ctx, class)
+		if err != nil {
+			return leasehold.Grant{}, onKey(err, "acquire", req.Key)
+		}
+		g, err := s.acquireOn(ctx, ss, req)
+		ss.drop()
+		if errors.Is(err, errSessionGone) {
+			if attempt == 0 {
+				continue // the session was invalidated under us: one more try on a new one
+			}
+			err = &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: %w", req.Key, ErrSessionLost)}
+		}
+		return g, err
+	}
+}
+
+func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	name := s.KeyOf(req.Key)
+	t0, err := ss.fresh(ctx, "acquire", req.Key)
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
+	defer ss.begin(name)()
+	for round := 0; ; round++ {
+		kv, _, err := s.cli.KV().Get(name, (&api.QueryOptions{}).WithContext(ctx))
+		if err != nil {
+			return leasehold.Grant{}, storeErr(ctx, "acquire", req.Key, err)
+		}
+		if kv != nil && kv.Session != "" {
+			return leasehold.Grant{}, heldError(req.Key, kv)
+		}
+		g, changed, err := s.lock(ctx, ss, req, name, kv, t0)
+		if !changed {
+			return g, err
+		}
+		if round == acquireRounds-1 {
+			return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire",
+				Err: fmt.Errorf("key %q: its entry changed between the read and the lock %d times in a row", req.Key, acquireRounds)}
+		}
+	}
+}
+
+// lock runs the locking transaction on name, which was kv when read (nil:
+// missing). changed reports that the entry changed since: read it again.
+func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequest, name string, kv *api.KVPair, t0 time.Time) (g leasehold.Grant, changed bool, err error) {
+	cond := &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: name}
+	if kv != nil {
+		cond = &api.KVTxnOp{Verb: api.KVCheckIndex, Key: name, Index: kv.ModifyIndex}
+	}
+	tag := ownerTag(req.Owner)
+	ok, resp, _, err := s.cli.Txn().Txn(api.TxnOps{
+		{KV: cond},
+		{KV: &api.KVTxnOp{Verb: api.KVLock, Key: name, Value: encodeValue(req.Owner, req.Label), Flags: Flags, Session: ss.id}},
+	}, (&api.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		// The lock may have been applied with its reply lost: have
+		// housekeeping unlock it if it turns up held for this owner.
+		ss.addOrphan(orphan{name: name, tag: tag, until: time.Now().Add(orphanWatch)})
+		return g, false, storeErr(ctx, "acquire", req.Key, err)
+	}
+	if !ok {
+		switch {
+		case txnSays(resp.Errors, "lock delay"):
+			return g, false, &leasehold.HeldError{Key: req.Key, Label: fmt.Sprintf(
+				"nobody: Consul's lock-delay after the previous holder's session was invalidated (at most %s, as that session set it)", MaxLockDelay)}
+		case txnSays(resp.Errors, "invalid session"):
+			ss.markLost()
+			return g, false, errSessionGone
+		case txnSays(resp.Errors, "index check"), txnSays(resp.Errors, "exists"), txnSays(resp.Errors, "already held"):
+			return g, true, nil
+		}
+		return g, false, storeErr(ctx, "acquire", req.Key, txnError(resp.Errors))
+	}
+	var token uint64
+	for _, r := range resp.Results {
+		if r != nil && r.KV != nil && r.KV.Key == name && r.KV.Session == ss.id {
+			token = r.KV.ModifyIndex
+		}
+	}
+	if token == 0 {
+		ss.addOrphan(orphan{name: name, tag: tag, until: time.Now().Add(orphanWatch)})
+		return g, false, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: Consul's answer to the lock has no entry", req.Key)}
+	}
+	g, err = s.granted(ss, req, name, tag, token, t0)
+	return g, false, err
+}
+
+// onKey returns err, a session's error, as a *leasehold.StoreError of op
+// that names key.
+func onKey(err error, op, key string) error {
+	var se *leasehold.StoreError
+	if !errors.As(err, &se) {
+		return err
+	}
+	return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %s: %w", key, se.Op, se.Err)}
+}
+
+// heldError describes the holder of key from its entry.
+func heldError(key string, kv *api.KVPair) *leasehold.HeldError {
+	h := &leasehold.HeldError{Key: key}
+	if v, ok := decodeValue(kv.Value, kv.Flags); ok {
+		h.Label = v.Label
+		h.Token = kv.ModifyIndex
+		return h
+	}
+	h.Label = foreignHolder(kv)
+	return h
+}
+
+// foreignHolder names the holder of an entry not locked by leasehold.
+func foreignHolder(kv *api.KVPair) string {
+	return fmt.Sprintf("a Consul session not made by leasehold (session %s, lock index %d)", kv.Session, kv.LockIndex)
+}
+
+// granted records a grant of token won by a request sent at t0.
+func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name, tag string, token uint64, t0 time.Time) (leasehold.Grant, error) {
+	ttl, ok := ss.track(name, tag, token, t0)
+	if !ok {
+		// The session was lost while the request was in flight: its entry
+		// is released or about to be. No grant.
+		ctx, cancel := context.WithTimeout(s.ctx, destroyTimeout)
+		_, _ = ss.unlock(ctx, name, token, ss.id) // best effort
+		cancel()
+		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: %w", req.Key, ErrSessionLost)}
+	}
+	return leasehold.Grant{
+		Key: req.Key, Owner: req.Owner, Label: req.Label,
+		Token:   token,
+		TTL:     ttl,
+		Lost:    ss.Done(),
+		Private: &grantRef{store: s, sess: ss},
+	}, nil
+}

@@ -1,0 +1,174 @@
+// Package consul is a leasehold store on Consul's KV store and sessions,
+// through the official client (github.com/hashicorp/consul/api), for locks
+// on the Consul cluster a deployment already runs. Open it with OpenURL
+// (consul://host:port/prefix?token=...) or New on a client of your own.
+//
+// # Sessions
+//
+// A Store keeps one Consul session per TTL class (TTLs are rounded up to
+// whole seconds): a client that uses one TTL has one session per store,
+// shared by all its grants, renewed by one goroutine, so holding 10,000
+// leases costs one session renewal per period, not 10,000. The session is
+// created on the first acquire of its class (one more round trip, once) and
+// destroyed after Options.IdleTimeout (30 s) without grants, or by Close when
+// it holds none. It is created with:
+//
+//   - a TTL S of 1.5 x the class (at least the class + 1 s, and at least
+//     Consul's minimum of 10 s), renewed every (S - TTL)/2. Each renewal's
+//     send time anchors a lower bound of the session's invalidation (Consul
+//     invalidates a session no earlier than S after the leader took its last
+//     renewal; in practice up to 2 x S); an acquire or renew first renews
+//     the session itself if that bound is less than a TTL away, so while the
+//     cluster answers, the session outlives every grant's TTL.
+//   - no health checks (NodeChecks empty). Consul's default ties a session to
+//     its agent's serfHealth check, which invalidates it at once when the
+//     agent's node flaps, before any holder could know. Without checks, a
+//     session ends only by its TTL, by a destroy, or with its node's removal
+//     from the catalog.
+//   - behavior release: an invalidated session's entries are unlocked, not
+//     deleted.
+//   - lock-delay set explicitly to the class's TTL (at most Consul's 60 s).
+//     See Lock-delay below.
+//
+// A grant's own TTL is enforced by the Store that made it: a grant not
+// renewed within its TTL is unlocked, index-checked, by the session's
+// housekeeping, as if a per-key lease had expired. This is why a TTL below
+// Consul's 10 s session minimum is accepted (MinTTL is 1 s): the grant ends
+// at its own TTL while its Store runs; the session, a 10 s one, is only the
+// backstop for a holder whose process dies, stops or is cut off, whose keys
+// then free when Consul invalidates the session (between S and 2 x S after
+// its last renewal) plus the lock-delay: 21 s for a 1 s TTL, measured by
+// this package's partition test. MaxTTL is 16 h, whose session (24 h) is
+// Consul's longest.
+//
+// If Consul answers that the session is gone (a renewal's 404, a blocking
+// query on the session that finds it missing, a lock refused for an invalid
+// session), or the invalidation bound passes without a successful renewal,
+// the session is lost: every grant on it is lost at once, their Grant.Lost
+// channels close (a leasehold.Client cancels those leases' contexts), the
+// store destroys the session in case it still lives, and the next acquire
+// creates a new one. Close stops the renewals without releasing: grants end
+// with the session's TTL.
+//
+// # Storage, tokens and fencing
+//
+// Under Options.Prefix (default "leasehold/"), a key k is one KV entry
+// <prefix><escaped k>, where escaping keeps letters, digits and -_.:@+=, and
+// turns every other byte into ~XX (so a key has no '/', no space, nothing
+// Consul or an HTTP path would change; '%' is not used because Consul's KV
+// endpoint decodes %XX once more when it checks a name). Its value is JSON
+// with the holder's label and the first 128 bits of SHA-256 of the owner id
+// (the id itself, the owner's proof, is never stored), and its flags are
+// Flags.
+//
+// Acquire reads the entry and, if no session holds it, locks it
+// (Consul's ?acquire=) in one transaction conditioned on the entry being as
+// read: [check-not-exists] or [check-index ModifyIndex], then [lock]. The
+// condition matters because the session is shared: Consul lets a session
+// lock again an entry it already holds, so an unconditioned lock would let
+// a second acquire through the same store take a held key, or let a lock
+// whose reply was lost land later over another grant. Such an abandoned
+// lock, if it lands, is found and unlocked by housekeeping by its owner
+// tag, never by the key alone.
+//
+// The fencing token is the entry's ModifyIndex at the lock: the Raft index of
+// that write, strictly increasing cluster-wide. LockIndex is not a fence: it
+// counts locks of one entry and starts again at 1 when the entry is deleted
+// and re-created (a test deletes the entry between grants). ModifyIndex
+// values come from the Raft log, which only grows: across release, expiry,
+// deletion of the entry, restart of the servers (their data folders keep the
+// log) and leader failover (a new leader holds every committed entry). They
+// go back only if the cluster's Raft state is lost (a -dev agent restarted,
+// every server's data wiped, a cluster built anew): Info.TokenCaveat.
+//
+// Renew confirms, by one consistent read, that the entry is still locked by
+// the store's session, with the grant's token as ModifyIndex and its owner
+// tag; it extends the grant's own deadline (the session's renewals are the
+// session goroutine's). A grant that expired is refused, even if nobody took
+// it since. Release is [check-index token, unlock session] (Consul's
+// ?release=): any write to the entry since the grant changes its
+// ModifyIndex, so a stale holder never unlocks another's grant, even one
+// held by the same session. A grant made by another Store value (the CLI's
+// one-shot commands: PortableGrants) is renewed by renewing the session
+// that locks its entry and confirming the entry, and released after reading
+// the entry for its owner tag and session. Such a foreign renewal assumes
+// the Store that made the grant is closed: an open one still unlocks the
+// grant at its own deadline.
+//
+// # Lock-delay
+//
+// Consul's lock-delay (15 s by default) is Chubby's: when a session is
+// invalidated, its holder may not know yet (partitioned, paused, slow to
+// notice) and may still act on its lock, so Consul refuses to lock the
+// entries it released for the lock-delay, to give the old holder time to
+// notice and stop. This store sets it to the TTL class (at most 60 s):
+//
+//   - An invalidation by TTL cannot come before the holder's own deadline,
+//     which leasehold's client sets at t_send + TTL x (1 - rho) - margin from
+//     the send time of the last successful acquire or renew, and enforces by
+//     cancelling the lease's context: the session's invalidation bound was
+//     at least t_send + TTL when that request was sent. No delay is needed
+//     there.
+//   - An early invalidation (an operator's destroy, the agent's node removed
+//     from the catalog) comes after the holder's last successful renewal was
+//     sent (that renewal read the entry locked), so the holder's deadline is
+//     less than one TTL after the invalidation: a lock-delay of one TTL keeps
+//     the next holder out until then.
+//
+// The lock-delay lives in each server's memory (not in snapshots): a restart
+// of the servers right after an early invalidation forgets it, and TTLs above
+// 60 s get 60 s. Both can only let a new holder in while an old one still
+// believes it holds the key; they do not touch the token's order, so a fenced
+// resource stays safe. During a lock-delay Acquire returns a
+// *leasehold.HeldError saying so.
+//
+// # Waiting
+//
+// Subscribe (leasehold.Notifier) follows the key's entry with Consul blocking
+// queries from the index of a first read, made before it returns, so a
+// release after it returns is never missed; it signals when the entry is
+// left unlocked. Watch (leasehold.Watcher) signals every change of the
+// entry. There is no FIFO queue (no leasehold.Waiter): waiters retry with
+// backoff, woken by the blocking query. List (leasehold.Lister) reads the
+// prefix.
+//
+// # Safety matrix
+//
+//	whose clock ends a lease   While the holder's Store runs: that Store's
+//	                           monotonic clock (housekeeping unlocks a grant
+//	                           not renewed within its TTL). When the holder's
+//	                           process dies, stops or is cut off: the Consul
+//	                           leader's session timer (invalidation S to 2 x S
+//	                           after the last session renewal), then the
+//	                           lock-delay. In every case the holder's own
+//	                           deadline, from the send time of its last
+//	                           successful renewal, comes first.
+//	what a paused holder can   Nothing that a fence accepts once a later grant
+//	still do                   has written. Without a fence: a holder paused
+//	                           past its deadline resumes believing in the lease
+//	                           only until its client's clock check (its context
+//	                           is cancelled, Lease.Checkpoint fails); a write it
+//	                           had already sent may land after the next grant.
+//	                           The next grant cannot come before the holder's
+//	                           deadline: its session outlives that deadline,
+//	                           and its Store, paused with it, cannot unlock.
+//	where the token lives      The entry's ModifyIndex, assigned by Raft to the
+//	                           lock's write and read from the lock's own
+//	                           transaction result; the entry keeps it while
+//	                           held (nothing else writes a held entry).
+//	why it cannot go backwards Raft indexes only grow, across release,
+//	                           expiry, deletion of the entry (unlike
+//	                           LockIndex), restart and leader failover; only
+//	                           a cluster that loses its Raft state starts them
+//	                           again (TokenCaveat).
+//
+// # Errors
+//
+// Failures are *leasehold.StoreError naming the store, the operation and the
+// key, with a hint for the usual causes: the agent unreachable, no cluster
+// leader, an ACL token refused (with the permissions the store needs:
+// key_prefix write on the prefix, session write on the agent's node), a
+// session lost. A key locked by a session that is not leasehold's is a
+// *leasehold.HeldError naming that session. An error of the caller's
+// context is the context's.
+package consul

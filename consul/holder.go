@@ -1,0 +1,87 @@
+package consul
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/leasehold-go/leasehold"
+)
+
+// Holder reports the current holder of key: the label and token of a
+// leasehold grant, or a description of a session that is not leasehold's.
+// Remaining is known only for grants this Store keeps (their deadline by
+// its clock); Consul does not tell a session's time left.
+func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	if err := leasehold.CheckHolder(key); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return leasehold.Holder{}, err
+	}
+	if s.isClosed() {
+		return leasehold.Holder{}, s.closedErr("holder")
+	}
+	kv, _, err := s.cli.KV().Get(s.KeyOf(key), (&api.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return leasehold.Holder{}, storeErr(ctx, "holder", key, err)
+	}
+	if kv == nil || kv.Session == "" {
+		return leasehold.Holder{}, notHeld("holder", key, "")
+	}
+	return s.holderOf(key, kv), nil
+}
+
+// holderOf describes the holder of key's entry kv, which a session locks.
+func (s *Store) holderOf(key string, kv *api.KVPair) leasehold.Holder {
+	v, ok := decodeValue(kv.Value, kv.Flags)
+	if !ok {
+		return leasehold.Holder{Key: key, Label: foreignHolder(kv)}
+	}
+	return leasehold.Holder{Key: key, Label: v.Label, Token: kv.ModifyIndex, Remaining: s.remaining(kv.Key, v.Owner, kv.ModifyIndex)}
+}
+
+// remaining returns the time left on a grant this Store keeps, or 0.
+func (s *Store) remaining(name, tag string, token uint64) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ss := range s.sessions {
+		ss.mu.Lock()
+		g := ss.grants[name]
+		ss.mu.Unlock()
+		if g != nil && g.tag == tag && g.token == token {
+			return max(time.Until(g.deadline), 0)
+		}
+	}
+	return 0
+}
+
+// List reports the current holders of keys starting with prefix, in key
+// order, in one read of the entries under the store's prefix.
+func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.isClosed() {
+		return nil, s.closedErr("list")
+	}
+	kvs, _, err := s.cli.KV().List(s.prefix+escapeKey(prefix), (&api.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return nil, storeErr(ctx, "list", prefix, err)
+	}
+	var hs []leasehold.Holder
+	for _, kv := range kvs {
+		if kv.Session == "" {
+			continue
+		}
+		key, ok := unescapeKey(strings.TrimPrefix(kv.Key, s.prefix))
+		if !ok || !strings.HasPrefix(key, prefix) {
+			continue
+		}
+		hs = append(hs, s.holderOf(key, kv))
+	}
+	slices.SortFunc(hs, func(a, b leasehold.Holder) int { return strings.Compare(a.Key, b.Key) })
+	return hs, nil
+}

@@ -1,0 +1,171 @@
+package consul
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+)
+
+// keepalive renews the Consul session every interval. Each renewal's send
+// time anchors the invalidation lower bound (never the reply's arrival).
+// When the lower bound passes without a successful renewal, or Consul
+// answers that the session is gone, the session is lost.
+func (ss *session) keepalive(t0 time.Time) {
+	s := ss.st
+	defer s.wg.Done()
+	retry := min(ss.interval/8, 100*time.Millisecond)
+	next := t0.Add(ss.interval)
+	timer := time.NewTimer(time.Until(next))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ss.stop:
+			return
+		case <-timer.C:
+		}
+		res := ss.renewOnce()
+		switch res {
+		case kaStopped:
+			return
+		case kaGone:
+			ss.markLost() // Consul says the session is gone
+			return
+		}
+		now := time.Now()
+		if res == kaOK {
+			next = now.Add(ss.interval)
+			retry = min(ss.interval/8, 100*time.Millisecond)
+		} else {
+			if ss.expiredAt(now) {
+				// The session may still live if Consul took a renewal whose
+				// reply we lost, or once the agent is reachable again:
+				// destroy it so its entries do not outlive the grants.
+				ss.markLost()
+				s.destroyLater(ss)
+				return
+			}
+			next = now.Add(retry)
+			retry = min(2*retry, ss.interval/2)
+		}
+		timer.Reset(time.Until(next))
+	}
+}
+
+// kaOutcome is the outcome of one renewal.
+type kaOutcome int
+
+const (
+	kaOK      kaOutcome = iota // Consul renewed the session
+	kaFailed                   // no answer, or an error
+	kaGone                     // Consul answered that the session does not exist
+	kaStopped                  // the session is ending
+)
+
+// renewOnce renews the session, waiting up to an interval for the answer,
+// which moves the invalidation lower bound to the request's send time plus
+// the session's TTL.
+func (ss *session) renewOnce() kaOutcome {
+	ctx, cancel := context.WithTimeout(ss.ctx, ss.interval)
+	defer cancel()
+	sent := time.Now()
+	entry, _, err := ss.st.cli.Session().Renew(ss.id, (&api.WriteOptions{}).WithContext(ctx))
+	switch {
+	case ss.ctx.Err() != nil:
+		return kaStopped
+	case err != nil:
+		return kaFailed
+	case entry == nil:
+		return kaGone
+	}
+	ss.extend(sent)
+	return kaOK
+}
+
+// destroyLater destroys ss, a session presumed lost, retrying until Consul
+// confirms, the session would have expired by itself (twice its TTL, Consul's
+// grace, after its lower bound), or the store closes. Its entries are then
+// released at once instead of at the session's expiry, once the agent
+// answers again.
+func (s *Store) destroyLater(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	ss.mu.Lock()
+	end := ss.expiry.Add(2 * ss.ttl)
+	ss.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for time.Now().Before(end) {
+			ctx, cancel := context.WithTimeout(s.ctx, destroyTimeout)
+			_, err := s.cli.Session().Destroy(ss.id, (&api.WriteOptions{}).WithContext(ctx))
+			cancel()
+			if err == nil {
+				return
+			}
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+}
+
+// watchWait bounds one blocking query of the session watch.
+const watchWait = 5 * time.Minute
+
+// watch follows the session with blocking queries and marks it lost as soon
+// as Consul no longer has it (its TTL ran out, it was destroyed, its node
+// was deregistered), rather than at the next renewal. A missing session is
+// confirmed by a consistent read first.
+func (ss *session) watch() {
+	defer ss.st.wg.Done()
+	var index uint64
+	pause := 50 * time.Millisecond
+	for ss.ctx.Err() == nil {
+		q := &api.QueryOptions{WaitIndex: index, WaitTime: watchWait}
+		entries, meta, err := ss.st.cli.Session().Info(ss.id, q.WithContext(ss.ctx))
+		if err != nil {
+			select {
+			case <-ss.ctx.Done():
+				return
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 50 * time.Millisecond
+		if entries == nil && ss.confirmGone() {
+			ss.markLost()
+			return
+		}
+		index = nextIndex(index, meta.LastIndex)
+	}
+}
+
+// confirmGone reports whether a consistent read agrees that the session
+// does not exist.
+func (ss *session) confirmGone() bool {
+	q := &api.QueryOptions{RequireConsistent: true}
+	ctx, cancel := context.WithTimeout(ss.ctx, ss.interval)
+	defer cancel()
+	entry, _, err := ss.st.cli.Session().Info(ss.id, q.WithContext(ctx))
+	return err == nil && entry == nil
+}
+
+// nextIndex is the WaitIndex after a blocking query that was at prev and
+// answered got: Consul's rules for an index that goes backwards (a snapshot
+// restore, a leader change) or is zero.
+func nextIndex(prev, got uint64) uint64 {
+	switch {
+	case got < prev:
+		return 0
+	case got == 0:
+		return 1
+	}
+	return got
+}

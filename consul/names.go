@@ -1,0 +1,129 @@
+package consul
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+)
+
+// DefaultPrefix is the Consul KV prefix under which the store keeps its keys
+// when Options.Prefix is empty.
+const DefaultPrefix = "leasehold/"
+
+// Flags is the KV entry flags value that marks a leasehold grant (Consul's
+// own api.Lock marks its keys with another value, api.LockFlagValue).
+const Flags uint64 = 0x6c65617365686f6c // "leasehol"
+
+// Storage layout. A leasehold key k is one Consul KV entry
+//
+//	<prefix><escaped k>
+//
+// locked (?acquire=) by the store's session while held. Its value is JSON
+// with the holder's label and a hash of the owner id (never the id itself,
+// which is the owner's proof); its ModifyIndex at acquisition is the token.
+// Released or invalidated entries stay, unlocked, so that the next grant's
+// lock is a modification of an existing entry (either way its ModifyIndex is
+// a new Raft index).
+
+// safe reports whether escapeKey keeps byte c as it is.
+func safe(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-_.:@+=,", c) >= 0
+}
+
+// escapeKey maps a key to a string that holds only letters, digits and
+// -_.:@+=, and ~XX escapes (two upper-case hex digits) of every other byte:
+// no '/', no space (Consul refuses names with leading or trailing spaces),
+// no '%' (Consul's KV endpoint decodes %XX once more when it checks a name),
+// nothing an HTTP path or Consul's filter of unprintable characters would
+// change. A leading '.' is escaped too, so that no name is a "." or ".."
+// path segment. The code is prefix-free: escapeKey(p) is a prefix of escapeKey(k)
+// exactly when p is a prefix of k, which List relies on.
+func escapeKey(key string) string {
+	var b strings.Builder
+	b.Grow(len(key) + 8)
+	const hexdig = "0123456789ABCDEF"
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if safe(c) && !(i == 0 && c == '.') {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('~')
+		b.WriteByte(hexdig[c>>4])
+		b.WriteByte(hexdig[c&15])
+	}
+	return b.String()
+}
+
+// unescapeKey inverts escapeKey. ok is false for a string escapeKey cannot
+// produce.
+func unescapeKey(s string) (key string, ok bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '~' {
+			if !safe(c) || (i == 0 && c == '.') {
+				return "", false
+			}
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		v, err := hex.DecodeString(s[i+1 : i+3])
+		if err != nil || strings.ToUpper(s[i+1:i+3]) != s[i+1:i+3] || (safe(v[0]) && !(i == 0 && v[0] == '.')) {
+			return "", false
+		}
+		b.WriteByte(v[0])
+		i += 2
+	}
+	return b.String(), true
+}
+
+// KeyName returns the Consul KV key that holds key in a store with the given
+// prefix ("" means DefaultPrefix). While a grant holds it, the entry is
+// locked by the granting store's session and its ModifyIndex is the token.
+func KeyName(prefix, key string) string {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return prefix + escapeKey(key)
+}
+
+// ownerTag is what the entry stores of an owner id: the first 128 bits of
+// its SHA-256, in hex.
+func ownerTag(owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(sum[:16])
+}
+
+// value is what a held entry stores.
+type value struct {
+	Owner string `json:"owner"` // ownerTag of the owner id
+	Label string `json:"label,omitempty"`
+}
+
+// encodeValue returns the stored value for a grant to owner with label.
+func encodeValue(owner, label string) []byte {
+	b, err := json.Marshal(value{Owner: ownerTag(owner), Label: label})
+	if err != nil { // cannot happen: two strings
+		panic(err)
+	}
+	return b
+}
+
+// decodeValue returns the value stored in v; ok is false if v is not a value
+// of ours (the key is locked by something other than leasehold).
+func decodeValue(v []byte, flags uint64) (value, bool) {
+	var x value
+	if flags != Flags || json.Unmarshal(v, &x) != nil || len(x.Owner) != 32 {
+		return value{}, false
+	}
+	return x, true
+}

@@ -1,0 +1,58 @@
+package consul
+
+import (
+	"context"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/leasehold-go/leasehold"
+)
+
+// Release unlocks g's entry (Consul's ?release=) in one transaction that
+// first checks the entry's ModifyIndex is still g's token:
+//
+//	[check-index name token, unlock name session]
+//
+// Any write to the entry since the grant (another holder's lock, an
+// invalidation's release, a delete) changes its ModifyIndex, so a stale
+// holder can never unlock a newer holder's entry, even one locked by the
+// same session. A grant the store still keeps is unlocked in that one round
+// trip; any other (made by another Store value, or expired here) is first
+// read, to check its owner tag and learn its session. The entry stays, and
+// its next lock gets a new ModifyIndex.
+func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
+	if err := leasehold.CheckRelease(g); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.isClosed() {
+		return s.closedErr("release")
+	}
+	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
+	r := s.ref(g)
+	var sid string
+	if r != nil && r.sess.keeps(name, tag, g.Token) {
+		sid = r.sess.id
+	} else {
+		kv, _, err := s.cli.KV().Get(name, (&api.QueryOptions{}).WithContext(ctx))
+		if err != nil {
+			return storeErr(ctx, "release", g.Key, err)
+		}
+		if why := heldBy(kv, "", tag, g.Token); why != "" {
+			return notHeld("release", g.Key, why)
+		}
+		sid = kv.Session
+	}
+	ok, err := unlockTxn(ctx, s.cli, name, g.Token, sid)
+	if err != nil {
+		return storeErr(ctx, "release", g.Key, err)
+	}
+	if r != nil {
+		r.sess.untrack(name, g.Token)
+	}
+	if !ok {
+		return notHeld("release", g.Key, "its entry has changed since the grant")
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package consul
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/leasehold-go/leasehold"
+)
+
+// Options configure a Store. The zero value is the documented default.
+type Options struct {
+	// Prefix is the Consul KV prefix under which the store keeps its keys;
+	// "" means DefaultPrefix ("leasehold/"). Stores that must see each
+	// other's leases use the same prefix.
+	Prefix string
+	// IdleTimeout is how long a session (the Consul session of one TTL
+	// class) with no grants is kept before it is destroyed. 0 means 30 s; a
+	// negative value destroys it as soon as it is idle (each acquire after
+	// an idle spell then costs one more round trip, to create a session).
+	IdleTimeout time.Duration
+}
+
+// DefaultIdleTimeout is the IdleTimeout used when Options.IdleTimeout is 0.
+const DefaultIdleTimeout = 30 * time.Second
+
+// Consul's bounds on a session's TTL (its servers' session_ttl_min default
+// and its fixed maximum), and on its lock-delay.
+const (
+	MinSessionTTL = 10 * time.Second
+	MaxSessionTTL = 24 * time.Hour
+	MaxLockDelay  = 60 * time.Second
+)
+
+// MinTTL and MaxTTL are the TTLs the store accepts (Info). A TTL below
+// MinSessionTTL is kept on a session of MinSessionTTL (see the package
+// doc); MaxTTL is the longest TTL whose session (1.5 x TTL) Consul allows.
+const (
+	MinTTL = time.Second
+	MaxTTL = MaxSessionTTL * 2 / 3
+)
+
+// Store is a leasehold.Store on Consul's KV store and sessions. It also
+// implements leasehold.Notifier, leasehold.Watcher and leasehold.Lister.
+// Create it with New or OpenURL; it is safe for concurrent use.
+type Store struct {
+	cli       *api.Client
+	transport *http.Transport // OpenURL's, whose connections Close closes
+	conns     *conns          // its dialer
+	prefix    string
+	idle      time.Duration
+
+	ctx    context.Context // ended by Close; background calls use it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // session and watch goroutines
+
+	// mu guards sessions and closed. A session's own state is under the
+	// session's mutex; code that holds both takes mu first.
+	mu       sync.Mutex
+	sessions map[time.Duration]*session // by TTL class; see sessions.go
+	closed   bool
+}
+
+var (
+	_ leasehold.Store    = (*Store)(nil)
+	_ leasehold.Notifier = (*Store)(nil)
+	_ leasehold.Watcher  = (*Store)(nil)
+	_ leasehold.Lister   = (*Store)(nil)
+)
+
+// New returns a Store on cli, the caller's Consul client (its agent address
+// and ACL token). opts may be nil.
+func New(cli *api.Client, opts *Options) *Store {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Store{
+		cli:      cli,
+		prefix:   o.Prefix,
+		idle:     o.IdleTimeout,
+		ctx:      ctx,
+		cancel:   cancel,
+		sessions: make(map[time.Duration]*session),
+	}
+}
+
+// TokenCaveat is the assumption behind the store's tokens, reported in Info.
+const TokenCaveat = "tokens are the ModifyIndex of the acquiring write, a Consul Raft index: it only grows across release, expiry, " +
+	"deletion of the key, restart and leader failover, but starts again near zero when the cluster's Raft state is lost " +
+	"(a -dev agent restarted, every server's data folder wiped, a cluster built anew), so grants on such a cluster can get " +
+	"tokens at or below ones handed out before; keep the servers' data, and restore lost state with consul snapshot restore"
+
+// Info reports the store's bounds: TTLs from 1 s (below Consul's 10 s
+// session minimum, a grant is kept on a 10 s session: see the package doc)
+// to 16 h (its session, 1.5 x the TTL, must fit Consul's 24 h maximum),
+// rounded up to whole seconds.
+func (s *Store) Info() leasehold.Info {
+	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, TokenCaveat: TokenCaveat, PortableGrants: true}
+}
+
+// Client returns the Consul client the store uses.
+func (s *Store) Client() *api.Client { return s.cli }
+
+// KeyOf returns the Consul KV key that holds key in this store.
+func (s *Store) KeyOf(key string) string { return KeyName(s.prefix, key) }
+
+func (s *Store) closedErr(op string) error {
+	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops the store's sessions: their renewals end, so their grants end
+// with the session's TTL (Close does not release leases). Sessions with no
+// grants are destroyed at once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	all := s.sessions
+	s.sessions = map[time.Duration]*session{}
+	s.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, ss := range all {
+		if ss.shut() {
+			wg.Go(func() { ss.destroy(context.Background()) })
+		}
+	}
+	wg.Wait()
+	s.cancel()
+	s.wg.Wait()
+	if s.transport != nil {
+		s.conns.closeAll()
+		s.transport.CloseIdleConnections()
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package consul
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+)
+
+// sweepPeriod is how often housekeeping looks for expired grants.
+func (ss *session) sweepPeriod() time.Duration {
+	return min(max(ss.class/8, 50*time.Millisecond), time.Second)
+}
+
+// housekeep unlocks expired grants and orphans, and tears the session down
+// when it has been idle for the store's idle timeout.
+func (ss *session) housekeep() {
+	defer ss.st.wg.Done()
+	period := ss.sweepPeriod()
+	t := time.NewTimer(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ss.stop:
+			return
+		case <-t.C:
+		case <-ss.kick:
+		}
+		ss.sweep()
+		if ss.maybeTeardown() {
+			return
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(period)
+	}
+}
+
+// sweep moves grants past their deadline to the orphans and unlocks orphans.
+func (ss *session) sweep() {
+	now := time.Now()
+	ss.mu.Lock()
+	for name, g := range ss.grants {
+		if now.After(g.deadline) {
+			delete(ss.grants, name)
+			ss.orphans = append(ss.orphans, orphan{name: name, tag: g.tag, token: g.token})
+			ss.lastUse = now
+		}
+	}
+	todo := ss.orphans
+	ss.orphans = nil
+	ss.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ss.ctx, max(ss.sweepPeriod(), time.Second))
+	defer cancel()
+	var failed []orphan
+	for _, o := range todo {
+		if !ss.settle(ctx, o) {
+			failed = append(failed, o)
+		}
+	}
+	if len(failed) > 0 {
+		ss.mu.Lock()
+		if !ss.gone {
+			ss.orphans = append(ss.orphans, failed...)
+		}
+		ss.mu.Unlock()
+	}
+}
+
+// settle unlocks o's entry if it is still o's, and reports whether o is
+// settled (unlocked, or no longer ours to unlock).
+func (ss *session) settle(ctx context.Context, o orphan) bool {
+	if o.token != 0 {
+		_, err := ss.unlock(ctx, o.name, o.token, ss.id)
+		return err == nil
+	}
+	if ss.acquiring(o.name) {
+		return false
+	}
+	kv, _, err := ss.st.cli.KV().Get(o.name, (&api.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return false
+	}
+	mine := false
+	if kv != nil && kv.Session == ss.id {
+		v, ok := decodeValue(kv.Value, kv.Flags)
+		mine = ok && v.Owner == o.tag && !ss.keeps(o.name, o.tag, kv.ModifyIndex)
+	}
+	if !mine {
+		// Not there (yet): the abandoned request may still land; look
+		// again until o.until.
+		return !time.Now().Before(o.until)
+	}
+	if ss.acquiring(o.name) {
+		return false
+	}
+	_, err = ss.unlock(ctx, o.name, kv.ModifyIndex, ss.id)
+	return err == nil
+}
+
+// unlock releases name, locked by session sid, if its ModifyIndex is still
+// token, in one transaction:
+//
+//	[check-index name token, unlock name sid]
+//
+// ok reports that Consul unlocked it; a nil error with ok false means the
+// entry has changed since (it is no longer that grant's).
+func (ss *session) unlock(ctx context.Context, name string, token uint64, sid string) (ok bool, err error) {
+	return unlockTxn(ctx, ss.st.cli, name, token, sid)
+}
+
+// unlockTxn is session.unlock for any session.
+func unlockTxn(ctx context.Context, cli *api.Client, name string, token uint64, sid string) (bool, error) {
+	ok, resp, _, err := cli.Txn().Txn(api.TxnOps{
+		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: name, Index: token}},
+		{KV: &api.KVTxnOp{Verb: api.KVUnlock, Key: name, Session: sid}},
+	}, (&api.QueryOptions{}).WithContext(ctx))
+	switch {
+	case err != nil:
+		return false, err
+	case ok:
+		return true, nil
+	case txnSays(resp.Errors, "index check"), txnSays(resp.Errors, "doesn't exist"), txnSays(resp.Errors, "failed to unlock"):
+		return false, nil
+	}
+	return false, txnError(resp.Errors)
+}
+
+// acquiring reports whether an acquire of name is in progress.
+func (ss *session) acquiring(name string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.inflight[name] > 0
+}
+
+// keeps reports whether the session keeps a live grant of name with tag and
+// token.
+func (ss *session) keeps(name, tag string, token uint64) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	g := ss.grants[name]
+	return g != nil && g.tag == tag && g.token == token
+}
+
+// maybeTeardown destroys the session if it has had no grants, acquires or
+// pending work for the idle timeout.
+func (ss *session) maybeTeardown() bool {
+	idle := max(ss.st.idle, 0)
+	ss.mu.Lock()
+	if ss.gone || ss.refs > 0 || len(ss.grants) > 0 || len(ss.orphans) > 0 || len(ss.inflight) > 0 || time.Since(ss.lastUse) < idle {
+		ss.mu.Unlock()
+		return false
+	}
+	ss.gone = true
+	ss.mu.Unlock()
+	ss.st.forget(ss)
+	ss.destroy(ss.st.ctx)
+	return true
+}
