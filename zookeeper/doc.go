@@ -1,0 +1,2 @@
+// Package zookeeper is a leasehold store on a ZooKeeper ensemble.
+package zookeeper

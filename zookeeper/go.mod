@@ -1,0 +1,11 @@
+module github.com/leasehold-go/leasehold/zookeeper
+
+go 1.26.0
+
+require github.com/leasehold-go/leasehold v0.1.0
+
+require github.com/go-zookeeper/zk v1.0.4
+
+replace github.com/leasehold-go/leasehold => ../
+
+replace github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver
