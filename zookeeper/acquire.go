@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -18,9 +17,11 @@ type grantRef struct {
 	sess  *session
 }
 
-// containerOwner is the EphemeralOwner ZooKeeper reports for a container
-// node.
-const containerOwner = math.MinInt64
+// parentMark is the data of the key parents leasehold creates: a parent
+// whose data has another length, or that is ephemeral, is not leasehold's.
+// (ZooKeeper does not tell clients whether a node is a container: it
+// reports an EphemeralOwner of 0 for containers as for persistent nodes.)
+var parentMark = []byte("leasehold key")
 
 // Acquire claims req.Key: it creates an ephemeral sequential node named with
 // the attempt's id in the key's queue, then lists the queue. If the node is
@@ -202,7 +203,7 @@ func mustQueue(kids []string) []node {
 func (s *Store) makeParent(ctx context.Context, ss *session, parent string) error {
 	for range 2 {
 		err := ss.call(ctx, func() error {
-			_, err := ss.conn.CreateContainer(parent, nil, zk.FlagContainer, s.acl)
+			_, err := ss.conn.CreateContainer(parent, parentMark, zk.FlagContainer, s.acl)
 			return err
 		})
 		switch {

@@ -63,13 +63,15 @@ func (ss *session) addOrphan(o orphan) {
 // sent at t0; ok is false if the session is gone.
 func (ss *session) track(key, p string, token uint64, t0 time.Time) bool {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if ss.gone {
+		ss.mu.Unlock()
 		return false
 	}
 	id, _, _ := cutNode(p)
 	ss.grants[token] = &grantRec{path: p, key: key, id: id, deadline: t0.Add(ss.class)}
 	ss.lastUse = time.Now()
+	ss.mu.Unlock()
+	ss.poke() // housekeeping sets its timer for the new deadline
 	return true
 }
 

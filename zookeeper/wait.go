@@ -87,8 +87,8 @@ func (s *Store) list(ctx context.Context, ss *session, op, parent string) ([]nod
 	if err != nil {
 		return nil, s.storeErr(ctx, op, parent, err)
 	}
-	if stat.EphemeralOwner != containerOwner {
-		return nil, foreign(op, parent, "is not a container node of leasehold's")
+	if stat.EphemeralOwner != 0 || int(stat.DataLength) != len(parentMark) {
+		return nil, foreign(op, parent, "is not a key node of leasehold's (not its container)")
 	}
 	q, bad := queue(kids)
 	if bad != "" {
