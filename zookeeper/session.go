@@ -34,6 +34,7 @@ type session struct {
 	refuse atomic.Bool  // the dialer refuses new connections
 	sid    atomic.Int64 // the session id, once established
 	nego   atomic.Int64 // the negotiated timeout in ms, from the last connect answer
+	passwd atomic.Value // []byte: the session's password, from the connect answer
 
 	up    chan struct{} // closed when setUp has finished; upErr says how
 	upErr error
@@ -160,9 +161,12 @@ func (c *sniffer) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if !c.done && n > 0 {
 		c.head = append(c.head, p[:n]...)
-		// length, protocolVersion, timeOut, sessionId
-		if len(c.head) >= 20 {
+		// length, protocolVersion, timeOut, sessionId, passwd (16 bytes)
+		if len(c.head) >= 40 || len(c.head) >= 20 && binary.BigEndian.Uint64(c.head[12:]) == 0 {
 			c.ss.nego.Store(int64(int32(binary.BigEndian.Uint32(c.head[8:]))))
+			if len(c.head) >= 40 {
+				c.ss.passwd.Store(append([]byte(nil), c.head[24:40]...))
+			}
 			c.ss.connected(int64(binary.BigEndian.Uint64(c.head[12:])))
 			c.done, c.head = true, nil
 		}
