@@ -9,6 +9,7 @@ require (
 	github.com/leasehold-go/leasehold/postgres v0.1.0
 	github.com/leasehold-go/leasehold/redis/goredis v0.1.0
 	github.com/leasehold-go/leasehold/sqlite v0.1.0
+	github.com/leasehold-go/leasehold/zookeeper v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -20,6 +21,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/storage/internal v0.1.0 // indirect
 	github.com/AzureAD/microsoft-authentication-library-for-go v1.10.1 // indirect
 	github.com/apache/arrow-go/v18 v18.7.0 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
@@ -80,4 +82,5 @@ replace (
 	github.com/leasehold-go/leasehold/redis => ../redis
 	github.com/leasehold-go/leasehold/redis/goredis => ../redis/goredis
 	github.com/leasehold-go/leasehold/sqlite => ../sqlite
+	github.com/leasehold-go/leasehold/zookeeper => ../zookeeper
 )

@@ -132,6 +132,15 @@ func Stores() []Kind {
 			Notes:         "one keepalive per session",
 		},
 		{
+			Name: "zookeeper", Title: "ZooKeeper", Schemes: []string{"zk", "zookeeper"},
+			Package:  "zookeeper",
+			URLs:     []string{"zk://h1:p1,h2:p2/chroot"},
+			Usage:    "zk://[user:pw@]host:port[,host:port...][/chroot] (also zookeeper://)",
+			CheckURL: checkZooKeeper, Open: openZooKeeper,
+			Token: "the holder node's creation zxid (Czxid)",
+			Notes: "ZooKeeper 3.5.3+; one session per TTL class; TTL from the minimum session timeout to half the maximum; grants live in the acquiring process's session",
+		},
+		{
 			Name: "azblob", Title: "Azure Blob", Schemes: []string{"azblob"},
 			Package: "azblob",
 			URLs:    []string{"azblob://account/container"},

@@ -100,6 +100,7 @@ func TestGoodURLs(t *testing.T) {
 		"redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/0?prefix=x",
 		"postgres://u@127.0.0.1/db?mode=advisory", "postgresql://u:p@127.0.0.1:5432/db?sslmode=disable",
 		"etcd://127.0.0.1:2379", "etcd://u:p@127.0.0.1:2379,127.0.0.1:2380/app?dial_timeout=2s",
+		"zk://127.0.0.1:2181", "zookeeper://u:p@127.0.0.1:2181,127.0.0.1:2182/locks/app?dial_timeout=2s&idle=1m",
 		"azblob://acct/locks", "azblob://devstoreaccount1/c?endpoint=http://127.0.0.1:10000/devstoreaccount1&auth=key&key=a2V5",
 	} {
 		k, ok := Lookup(strings.Split(u, ":")[0])
@@ -132,6 +133,7 @@ func TestBadURLs(t *testing.T) {
 		"etcd://127.0.0.1",
 		"etcd://127.0.0.1:2379?dial_timeout=soon",
 		"azblob://acct", "azblob://acct/c/d", "azblob://acct/c?auth=magic",
+		"zk://", "zk://127.0.0.1", "zk://127.0.0.1:2181?idle=soon", "zk://127.0.0.1:2181/zookeeper",
 	} {
 		if s, err := Open(ctx, u); !errors.Is(err, ErrBadURL) {
 			if s != nil {

@@ -98,8 +98,14 @@ func TestRefusals(t *testing.T) {
 		}
 		_ = st.Release(tctx(t), g)
 		for name, make := range map[string]func(p string) error{
-			"persistent node": func(p string) error { _, err := raw.Create(p, []byte("someone else's"), 0, zk.WorldACL(zk.PermAll)); return err },
-			"ephemeral node":  func(p string) error { _, err := raw.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); return err },
+			"persistent node": func(p string) error {
+				_, err := raw.Create(p, []byte("someone else's"), 0, zk.WorldACL(zk.PermAll))
+				return err
+			},
+			"ephemeral node": func(p string) error {
+				_, err := raw.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+				return err
+			},
 			"foreign child": func(p string) error {
 				if _, err := raw.CreateContainer(p, []byte("leasehold key"), zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil {
 					return err
