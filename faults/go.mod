@@ -38,6 +38,7 @@ require (
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
@@ -51,6 +52,7 @@ require (
 	github.com/leasehold-go/leasehold/redis v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/redis/goredis v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/sqlite v0.1.0 // indirect
+	github.com/leasehold-go/leasehold/zookeeper v0.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
@@ -83,4 +85,5 @@ replace (
 	github.com/leasehold-go/leasehold/redis/goredis => ../redis/goredis
 	github.com/leasehold-go/leasehold/sqlite => ../sqlite
 	github.com/leasehold-go/leasehold/storeurl => ../storeurl
+	github.com/leasehold-go/leasehold/zookeeper => ../zookeeper
 )
