@@ -69,6 +69,8 @@ const (
 
 // Stores returns the store table, in the order shown to users. Each call
 // returns a new slice.
+//
+// Long function: it is the table, one literal row per store.
 func Stores() []Kind {
 	return []Kind{
 		{
