@@ -59,6 +59,7 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fatih/color v1.16.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
@@ -83,6 +84,7 @@ require (
 	github.com/leasehold-go/leasehold/redis/goredis v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/s3 v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/sqlite v0.1.0 // indirect
+	github.com/leasehold-go/leasehold/zookeeper v0.1.0 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
@@ -119,4 +121,5 @@ replace (
 	github.com/leasehold-go/leasehold/s3 => ../s3
 	github.com/leasehold-go/leasehold/sqlite => ../sqlite
 	github.com/leasehold-go/leasehold/storeurl => ../storeurl
+	github.com/leasehold-go/leasehold/zookeeper => ../zookeeper
 )

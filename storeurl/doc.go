@@ -12,6 +12,7 @@
 //	redlock://host1:port,host2:port,...          Redlock over N Redis masters (redis/goredis)
 //	postgres://user@host/db, postgresql://...    PostgreSQL (postgres; run Migrate first)
 //	etcd://host:port[,host:port...][/prefix]     etcd (etcd)
+//	zk://host:port[,host:port...][/chroot]       ZooKeeper (zookeeper)
 //
 // Each store documents the rest of its URL (see its OpenURL function).
 // DefaultURL names the embedded store in the user's state directory, which

@@ -11,6 +11,7 @@ require (
 	github.com/leasehold-go/leasehold/redis/goredis v0.1.0
 	github.com/leasehold-go/leasehold/s3 v0.1.0
 	github.com/leasehold-go/leasehold/sqlite v0.1.0
+	github.com/leasehold-go/leasehold/zookeeper v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -43,6 +44,7 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/fatih/color v1.16.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
@@ -116,4 +118,5 @@ replace (
 	github.com/leasehold-go/leasehold/redis/goredis => ../redis/goredis
 	github.com/leasehold-go/leasehold/s3 => ../s3
 	github.com/leasehold-go/leasehold/sqlite => ../sqlite
+	github.com/leasehold-go/leasehold/zookeeper => ../zookeeper
 )

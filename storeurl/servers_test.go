@@ -83,6 +83,13 @@ func TestConsulScheme(t *testing.T) {
 	s.Close()
 }
 
+func TestZooKeeperScheme(t *testing.T) {
+	z := testserver.NewZooKeeper(t, testserver.ZooKeeperOptions{})
+	s := openWhenUp(t, z.URL("/storeurl-test"))
+	useStore(t, s, "zookeeper")
+	s.Close()
+}
+
 func TestPostgresSchemeAndMigrate(t *testing.T) {
 	u := testserver.NewPostgres(t, testserver.PostgresOptions{}).ConnString()
 	s := openWhenUp(t, u) // up, but not migrated yet
@@ -150,6 +157,7 @@ func TestDeadServers(t *testing.T) {
 		fmt.Sprintf("redlock://127.0.0.1:%d", port),
 		fmt.Sprintf("postgres://postgres@127.0.0.1:%d/x?sslmode=disable&connect_timeout=2", port),
 		fmt.Sprintf("etcd://127.0.0.1:%d?dial_timeout=1s", port),
+		fmt.Sprintf("zk://127.0.0.1:%d?dial_timeout=1s", port),
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		s, err := storeurl.Open(ctx, u)

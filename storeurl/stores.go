@@ -137,7 +137,8 @@ func Stores() []Kind {
 	}, cloudStores()...)
 }
 
-// cloudStores are the rows of the stores on object storage services.
+// cloudStores are the rows after etcd: the other consensus stores, then the
+// stores on object storage services.
 func cloudStores() []Kind {
 	return []Kind{
 		{
@@ -149,6 +150,15 @@ func cloudStores() []Kind {
 			CheckURL: checkConsul, Open: openConsul,
 			Token: "the entry's ModifyIndex at the lock (a Raft index)",
 			Notes: "one session per TTL class; TTLs under Consul's 10 s session minimum ride a 10 s session",
+		},
+		{
+			Name: "zookeeper", Title: "ZooKeeper", Schemes: []string{"zk", "zookeeper"},
+			Package:  "zookeeper",
+			URLs:     []string{"zk://h1:p1,h2:p2/chroot"},
+			Usage:    "zk://[user:pw@]host:port[,host:port...][/chroot] (also zookeeper://)",
+			CheckURL: checkZooKeeper, Open: openZooKeeper,
+			Token: "the holder node's creation zxid (Czxid)",
+			Notes: "ZooKeeper 3.5.3+; one session per TTL class; TTL from the minimum session timeout to half the maximum; grants live in the acquiring process's session",
 		},
 		{
 			Name: "azblob", Title: "Azure Blob", Schemes: []string{"azblob"},

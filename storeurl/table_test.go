@@ -101,6 +101,7 @@ func TestGoodURLs(t *testing.T) {
 		"postgres://u@127.0.0.1/db?mode=advisory", "postgresql://u:p@127.0.0.1:5432/db?sslmode=disable",
 		"etcd://127.0.0.1:2379", "etcd://u:p@127.0.0.1:2379,127.0.0.1:2380/app?dial_timeout=2s",
 		"consul://127.0.0.1:8500", "consul://localhost/app/locks?token=t&dc=dc1&idle=10s&dial_timeout=2s", "consul://[::1]:8500/p",
+		"zk://127.0.0.1:2181", "zookeeper://u:p@127.0.0.1:2181,127.0.0.1:2182/locks/app?dial_timeout=2s&idle=1m",
 		"azblob://acct/locks", "azblob://devstoreaccount1/c?endpoint=http://127.0.0.1:10000/devstoreaccount1&auth=key&key=a2V5",
 		"s3://bucket", "s3://bucket/a/prefix?endpoint=http://127.0.0.1:7070&region=us-east-1&access_key=k&secret_key=s",
 	} {
@@ -136,6 +137,7 @@ func TestBadURLs(t *testing.T) {
 		"consul://", "consul://u:p@127.0.0.1:8500", "consul://127.0.0.1:port", "consul://127.0.0.1:8500?timeout=1s",
 		"azblob://acct", "azblob://acct/c/d", "azblob://acct/c?auth=magic",
 		"s3://", "s3://b?endpoint=127.0.0.1:7070", "s3://b?access_key=k", "s3://b?nosuch=1",
+		"zk://", "zk://127.0.0.1", "zk://127.0.0.1:2181?idle=soon", "zk://127.0.0.1:2181/zookeeper",
 	} {
 		if s, err := Open(ctx, u); !errors.Is(err, ErrBadURL) {
 			if s != nil {

@@ -41,6 +41,10 @@ type ZooKeeperOptions struct {
 	Config []string
 	// Env is added to the servers' environment.
 	Env []string
+	// JVMFlags are more java arguments for every server, before the class
+	// (for example "-Dznode.container.checkIntervalMs=100": ZooKeeper reads
+	// some settings only from system properties).
+	JVMFlags []string
 }
 
 // ZooKeeperNode is one server of an ensemble.
@@ -142,9 +146,9 @@ func startZooKeeper(ctx context.Context, dir, java, jar string, opts ZooKeeperOp
 		n.Process = NewProcess(Spec{
 			Name: fmt.Sprintf("zookeeper %d on port %d", n.ID, n.Port),
 			Path: java,
-			Args: []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-Dzookeeper.admin.enableServer=false",
-				"-cp", jar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg},
+			Args: append(append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+				"-Dzookeeper.admin.enableServer=false"}, opts.JVMFlags...),
+				"-cp", jar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg),
 			Env:       opts.Env,
 			Log:       filepath.Join(n.Dir, "zookeeper.log"),
 			Probe:     func(ctx context.Context) error { return zooKeeperServes(ctx, n.Addr()) },
