@@ -177,8 +177,9 @@ func cloudStores() []Kind {
 			Usage: "s3://bucket[/prefix][?endpoint=URL&region=R&access_key=K&secret_key=S]\n" +
 				"                        one object per key (credentials also from AWS_ACCESS_KEY_ID...); `leasehold migrate` creates the bucket",
 			CheckURL: checkS3, Open: openS3, Migrate: migrateS3,
-			Token: "max(counter + 1, the server's Date in µs), the counter in a never-deleted counter object raised under If-Match before the lease's conditional write",
-			Notes: "conditional writes (If-None-Match, If-Match); the server's clock (Last-Modified, Date) ends a lease; a server that ignores the conditions is refused at open",
+			FaultBackends: []string{"s3"},
+			Token:         "max(counter + 1, the server's Date in µs), the counter in a never-deleted counter object raised under If-Match before the lease's conditional write",
+			Notes:         "conditional writes (If-None-Match, If-Match); the server's clock (Last-Modified, Date) ends a lease; a server that ignores the conditions is refused at open",
 		},
 	}
 }

@@ -52,13 +52,17 @@ func faultByID(id string) (fault, error) {
 
 func always(*harness) (bool, string) { return true, "" }
 
+// The applicability functions give a reason only when the class does not
+// apply (except clockStepper and lateCleanupApplies, whose reason is also a
+// note when it does): a reason with ok is listed among the run's notes.
+
 func networked(h *harness) (bool, string) {
-	return len(h.cfg.Backend.Endpoints()) > 0, "the store has no network"
+	return because(len(h.cfg.Backend.Endpoints()) > 0, "the store has no network")
 }
 
 func storePauser(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(StorePauser)
-	return ok, "the store has no server process to pause"
+	return because(ok, "the store has no server process to pause")
 }
 
 func storeWiper(h *harness) (bool, string) {
@@ -77,12 +81,20 @@ func storeWiper(h *harness) (bool, string) {
 
 func majorityStore(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(MajorityStore)
-	return ok, "the store has no independent masters"
+	return because(ok, "the store has no independent masters")
 }
 
 func leaderKiller(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(LeaderKiller)
-	return ok, "the store has no leader to kill"
+	return because(ok, "the store has no leader to kill")
+}
+
+// because returns ok and, when it is false, why.
+func because(ok bool, why string) (bool, string) {
+	if ok {
+		return true, ""
+	}
+	return false, why
 }
 
 // clockStepper applies where the backend can step its server's clock; its

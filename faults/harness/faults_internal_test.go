@@ -2,9 +2,11 @@ package harness
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
 // The fault table has one row per class of the catalogue the report lists,
@@ -48,5 +50,25 @@ func TestClassesOnTheEmbeddedStore(t *testing.T) {
 	h = &harness{cfg: RunConfig{Backend: &SQLite{}, Faults: []string{"F2", "F8"}}}
 	if got := h.classes(); !slices.Equal(got, []string{"F2"}) || len(h.notes) != 1 {
 		t.Errorf("restricted to F2 and F8: classes %v, notes %v", got, h.notes)
+	}
+}
+
+// The S3 store (versitygw) has a network and a server process to pause and
+// restart, but no clock the harness can step: F11's note says why, and the
+// classes that apply add no note of their own.
+func TestClassesOnS3(t *testing.T) {
+	h := &harness{cfg: RunConfig{Backend: &S3{srv: &testserver.Versity{Port: 1}}}}
+	got := h.classes()
+	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F12"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("classes %v, want %v", got, want)
+	}
+	for _, n := range h.notes {
+		if !strings.Contains(n, "not run") {
+			t.Errorf("a note on a class that runs: %q", n)
+		}
+	}
+	if !slices.ContainsFunc(h.notes, func(n string) bool { return strings.HasPrefix(n, "F11 (") && strings.Contains(n, s3ClockNote) }) {
+		t.Errorf("no note says why F11 is not run: %v", h.notes)
 	}
 }
