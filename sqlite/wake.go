@@ -75,7 +75,9 @@ func newWaker(dbPath string) *waker {
 
 // Subscribe returns a channel that receives a value (non-blocking, coalesced)
 // when key may have become free: its holder released it, in this or another
-// process that shares the file. A release wakes one subscriber of the key per
+// process that shares the file (two releases of keys of one bucket in quick
+// succession may reach a watch as one wake-up: inotify merges identical
+// events that were not read yet). A release wakes one subscriber of the key per
 // Store, the oldest that has no wake-up pending, rather than all of them: only
 // one can win the key, and every attempt is a write transaction that the others
 // would queue behind; the rest keep to their backoff until a later release. A
