@@ -38,7 +38,11 @@ func TestMain(m *testing.M) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	var err error
-	cluster, err = testserver.StartConsul(ctx, testserver.ConsulOptions{Servers: *servers})
+	// consul/api's Lock holds a blocking query per held lock (its monitor)
+	// besides its calls: at 64 goroutines it passes the agent's default
+	// limit of 200 connections per client address, which answers 429.
+	cluster, err = testserver.StartConsul(ctx, testserver.ConsulOptions{Servers: *servers,
+		Args: []string{"-hcl", "limits { http_max_conns_per_client = 4096 }"}})
 	if err == nil {
 		addr, err = follower(ctx, cluster)
 	}
