@@ -274,7 +274,9 @@ srv_azurite() {
 	port=$(srv_free_port)
 	dir="$SRV_DIR/$name"
 	mkdir -p "$dir"
-	pid=$(srv_spawn "$dir/azurite.log" "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$dir" \
+	# In its own folder: in memory, it should write nothing, but any file
+	# it writes lands in its working folder.
+	pid=$(cd "$dir" && srv_spawn "$dir/azurite.log" "$bin" --blobHost 127.0.0.1 --blobPort "$port" \
 		--inMemoryPersistence --skipApiVersionCheck --disableTelemetry --loose)
 	SRV_PIDS[$name]=$pid
 	SRV_ORDER+=("$name")
