@@ -35,4 +35,8 @@
 //
 // The package runs on Linux and other Unix systems (process groups and
 // signals); the parent-death signal is Linux's.
+//
+// The subpackage benchcycle is the acquire+release cycle harness that the
+// store helpers' bench modules share (zookeeper/bench, consul/bench,
+// azblob/bench, s3/bench).
 package testserver

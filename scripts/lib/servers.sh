@@ -8,11 +8,17 @@
 #   srv_redis NAME               one redis-server, no persistence
 #   srv_postgres NAME            one PostgreSQL server, fsync off
 #   srv_etcd NAME N              an etcd cluster of N members, --unsafe-no-fsync
+#   srv_zookeeper NAME N         a ZooKeeper ensemble of N servers, forceSync=no
+#   srv_consul NAME              a Consul dev agent (its Raft log in memory),
+#                                4096 HTTP connections per client address
+#   srv_azurite NAME             Azurite's blob service, in memory
+#   srv_versitygw NAME BUCKET    versitygw over a folder, with BUCKET made
 #   srv_stop_all                 stops every server started, in reverse order
 #
 # After a start, SRV_ADDR[NAME] holds the address (host:port, or for etcd a
 # comma-separated list of client addresses) and SRV_PIDS[NAME] the server
-# process ids (space-separated). Each server runs in its own session, so it
+# process ids (space-separated); for Azurite and versitygw, SRV_ADDR is the
+# endpoint URL. Each server runs in its own session, so it
 # survives nothing: srv_stop_all signals it and, after a grace, kills it.
 # Binaries are looked up in ${LEASEHOLD_BIN:-$HOME/.cache/leasehold/bin}, then
 # PATH (and /usr/lib/postgresql/*/bin); a missing one is an error naming the
@@ -176,6 +182,133 @@ srv_etcd() {
 		echo "${addrs[*]}"
 	)
 	srv_log "etcd $name: $n members on ${SRV_ADDR[$name]} (pids ${pids[*]})"
+}
+
+# srv_ask ADDR WORD: one of ZooKeeper's four-letter commands, its answer on
+# stdout.
+srv_ask() {
+	local host="${1%:*}" port="${1##*:}"
+	exec 3<>"/dev/tcp/$host/$port" || return 1
+	printf '%s' "$2" >&3
+	timeout 5 cat <&3
+	exec 3<&-
+}
+
+srv_zookeeper() {
+	local name="$1" n="$2" java jar i dir servers="" pids=() addrs=() clients=() q1=() q2=()
+	java=$(srv_bin java scripts/install/zookeeper.sh) || return 1
+	jar="${LEASEHOLD_ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}"
+	if [[ ! -f "$jar" ]]; then
+		echo "servers: $jar not found: run scripts/install/zookeeper.sh" >&2
+		return 1
+	fi
+	for ((i = 1; i <= n; i++)); do
+		clients[i]=$(srv_free_port)
+		q1[i]=$(srv_free_port)
+		q2[i]=$(srv_free_port)
+		if ((n > 1)); then
+			servers+="server.$i=127.0.0.1:${q1[i]}:${q2[i]}"$'\n'
+		fi
+	done
+	SRV_ORDER+=("$name")
+	for ((i = 1; i <= n; i++)); do
+		dir="$SRV_DIR/$name/$i"
+		mkdir -p "$dir"
+		echo "$i" >"$dir/myid"
+		cat >"$dir/zoo.cfg" <<-CFG
+			tickTime=100
+			initLimit=10
+			syncLimit=5
+			dataDir=$dir
+			clientPort=${clients[i]}
+			clientPortAddress=127.0.0.1
+			minSessionTimeout=200
+			maxSessionTimeout=300000
+			4lw.commands.whitelist=srvr,ruok
+			admin.enableServer=false
+			maxClientCnxns=0
+			forceSync=no
+			${servers}
+		CFG
+		pids+=("$(srv_spawn "$dir/zookeeper.log" "$java" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+			-Dzookeeper.admin.enableServer=false -cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg")")
+		addrs+=("127.0.0.1:${clients[i]}")
+		SRV_PIDS[$name]="${pids[*]}"
+	done
+	for a in "${addrs[@]}"; do
+		if ! srv_wait "zookeeper $name ($a)" 60 bash -c "$(declare -f srv_ask); srv_ask $a srvr | grep -q 'Mode: '"; then
+			tail -5 "$SRV_DIR/$name"/*/zookeeper.log >&2 || true
+			return 1
+		fi
+	done
+	SRV_ADDR[$name]=$(
+		IFS=,
+		echo "${addrs[*]}"
+	)
+	srv_log "zookeeper $name: $n servers on ${SRV_ADDR[$name]} (pids ${pids[*]})"
+}
+
+srv_consul() {
+	local name="$1" bin dir http pid
+	bin=$(srv_bin consul scripts/install/consul.sh) || return 1
+	http=$(srv_free_port)
+	dir="$SRV_DIR/$name"
+	mkdir -p "$dir"
+	pid=$(srv_spawn "$dir/consul.log" "$bin" agent -dev -node "$name" -bind 127.0.0.1 -client 127.0.0.1 \
+		-http-port "$http" -dns-port -1 -grpc-port -1 -grpc-tls-port -1 \
+		-serf-lan-port "$(srv_free_port)" -serf-wan-port "$(srv_free_port)" -server-port "$(srv_free_port)" \
+		-log-level warn -disable-host-node-id -hcl 'limits { http_max_conns_per_client = 4096 }')
+	SRV_PIDS[$name]=$pid
+	SRV_ORDER+=("$name")
+	if ! srv_wait "consul $name" 60 bash -c "curl -fsS http://127.0.0.1:$http/v1/status/leader | grep -q '\"[0-9]'"; then
+		tail -5 "$dir/consul.log" >&2 || true
+		return 1
+	fi
+	SRV_ADDR[$name]="127.0.0.1:$http"
+	srv_log "consul $name: a dev agent on ${SRV_ADDR[$name]} (pid $pid)"
+}
+
+srv_azurite() {
+	local name="$1" bin dir port pid
+	bin=$(srv_bin azurite-blob scripts/install/azurite.sh) || return 1
+	port=$(srv_free_port)
+	dir="$SRV_DIR/$name"
+	mkdir -p "$dir"
+	# In its own folder: in memory, it should write nothing, but any file
+	# it writes lands in its working folder.
+	pid=$(cd "$dir" && srv_spawn "$dir/azurite.log" "$bin" --blobHost 127.0.0.1 --blobPort "$port" \
+		--inMemoryPersistence --skipApiVersionCheck --disableTelemetry --loose)
+	SRV_PIDS[$name]=$pid
+	SRV_ORDER+=("$name")
+	if ! srv_wait "azurite $name" 60 curl -sS -o /dev/null "http://127.0.0.1:$port/devstoreaccount1?comp=list"; then
+		tail -5 "$dir/azurite.log" >&2 || true
+		return 1
+	fi
+	SRV_ADDR[$name]="http://127.0.0.1:$port/devstoreaccount1"
+	srv_log "azurite $name at ${SRV_ADDR[$name]} (pid $pid)"
+}
+
+# The root credentials of the versitygw started here (a throwaway server on
+# loopback: not a secret).
+SRV_S3_KEY=leaseholdbench
+SRV_S3_SECRET=leaseholdbenchsecret
+
+srv_versitygw() {
+	local name="$1" bucket="$2" bin dir port pid
+	bin=$(srv_bin versitygw scripts/install/versitygw.sh) || return 1
+	port=$(srv_free_port)
+	dir="$SRV_DIR/$name"
+	mkdir -p "$dir/data/$bucket"
+	pid=$(srv_spawn "$dir/versitygw.log" env ROOT_ACCESS_KEY_ID=$SRV_S3_KEY ROOT_SECRET_ACCESS_KEY=$SRV_S3_SECRET \
+		"$bin" --port "127.0.0.1:$port" --quiet --keep-alive --region us-east-1 posix "$dir/data")
+	SRV_PIDS[$name]=$pid
+	SRV_ORDER+=("$name")
+	if ! srv_wait "versitygw $name" 60 curl -sS -o /dev/null "http://127.0.0.1:$port/"; then
+		tail -5 "$dir/versitygw.log" >&2 || true
+		return 1
+	fi
+	SRV_ADDR[$name]="http://127.0.0.1:$port"
+	srv_log "versitygw $name at ${SRV_ADDR[$name]} (pid $pid)"
 }
 
 # srv_alive PID: whether the process runs (a zombie waiting for its parent,

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/azblob"
+	"github.com/leasehold-go/leasehold/internal/testserver/benchcycle"
+)
+
+const ttl = azblob.MinTTL // Azure's shortest lease, 15 s
+
+// impls returns the implementations, on one container client (one HTTP
+// transport), closed when b ends.
+func impls(b *testing.B) []benchcycle.Impl {
+	st, err := azblob.OpenConnectionString(azurite.ConnectionString(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lc, err := leasehold.New(st, &leasehold.Options{Label: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = lc.Close() })
+	return []benchcycle.Impl{
+		{Name: "raw-sdk", New: raw(st.Container())},
+		{Name: "leasehold", New: store(st)},
+		{Name: "lh-client", New: client(lc)},
+	}
+}
+
+// raw is the floor, and the loop a user would write with the SDK alone:
+// acquire a lease on the key's blob (made once, beforehand), then release
+// it. A lease already present is benchcycle.ErrHeld.
+func raw(cc *container.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+		bb := cc.NewBlockBlobClient("peers/" + key)
+		if _, err := bb.UploadBuffer(context.Background(), nil, &blockblob.UploadBufferOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		id := newLeaseID()
+		lb, err := lease.NewBlobClient(bb, &lease.BlobClientOptions{LeaseID: &id})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(ctx context.Context) error {
+			if _, err := lb.AcquireLease(ctx, int32(ttl/time.Second), nil); err != nil {
+				if isCode(err, "LeaseAlreadyPresent") {
+					return benchcycle.ErrHeld
+				}
+				return err
+			}
+			_, err := lb.ReleaseLease(ctx, nil)
+			return err
+		}, nil
+	}
+}
+
+func isCode(err error, code string) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.ErrorCode == code
+}
+
+// newLeaseID returns a random lease id (a GUID).
+func newLeaseID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// store: the leasehold store's Acquire and Release.
+func store(st *azblob.Store) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+		req := leasehold.AcquireRequest{Key: key, Owner: leasehold.NewOwnerID(), Label: "bench", TTL: ttl}
+		return func(ctx context.Context) error {
+			g, err := st.Acquire(ctx, req)
+			if err != nil {
+				return err
+			}
+			return st.Release(ctx, g)
+		}, nil
+	}
+}
+
+// client: leasehold.Client's Acquire and Release.
+func client(lc *leasehold.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+		opts := leasehold.AcquireOptions{TTL: ttl}
+		return func(ctx context.Context) error {
+			l, err := lc.Acquire(ctx, key, opts)
+			if err != nil {
+				return err
+			}
+			return l.Release(ctx)
+		}, nil
+	}
+}
