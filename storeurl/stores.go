@@ -148,8 +148,9 @@ func cloudStores() []Kind {
 			Usage: "consul://host:port[/prefix][?token=T]\n" +
 				"                        one agent (usually the local one); the token defaults to $CONSUL_HTTP_TOKEN",
 			CheckURL: checkConsul, Open: openConsul,
-			Token: "the entry's ModifyIndex at the lock (a Raft index)",
-			Notes: "one session per TTL class; TTLs under Consul's 10 s session minimum ride a 10 s session",
+			FaultBackends: []string{"consul"},
+			Token:         "the entry's ModifyIndex at the lock (a Raft index)",
+			Notes:         "one session per TTL class; TTLs under Consul's 10 s session minimum ride a 10 s session",
 		},
 		{
 			Name: "zookeeper", Title: "ZooKeeper", Schemes: []string{"zk", "zookeeper"},
@@ -157,8 +158,9 @@ func cloudStores() []Kind {
 			URLs:     []string{"zk://h1:p1,h2:p2/chroot"},
 			Usage:    "zk://[user:pw@]host:port[,host:port...][/chroot] (also zookeeper://)",
 			CheckURL: checkZooKeeper, Open: openZooKeeper,
-			Token: "the holder node's creation zxid (Czxid)",
-			Notes: "ZooKeeper 3.5.3+; one session per TTL class; TTL from the minimum session timeout to half the maximum; grants live in the acquiring process's session",
+			FaultBackends: []string{"zookeeper"},
+			Token:         "the holder node's creation zxid (Czxid)",
+			Notes:         "ZooKeeper 3.5.3+; one session per TTL class; TTL from the minimum session timeout to half the maximum; grants live in the acquiring process's session",
 		},
 		{
 			Name: "azblob", Title: "Azure Blob", Schemes: []string{"azblob"},

@@ -30,7 +30,9 @@
 // sends until a retry of the holder has won the key again (PostgreSQL's
 // lease rows: the late clean-up must not clear the later grant),
 // store pauses, store kills and restarts (Redis also without persistence),
-// the kill of an etcd cluster's leader, Redlock's split majority (a master
+// the kill of the leader of an etcd cluster, a ZooKeeper ensemble or a
+// Consul cluster (never the Consul agent the holders talk to), Redlock's
+// split majority (a master
 // restarted empty while a holder's grant lives on a bare majority), a step
 // of the Redis server's wall clock (libfaketime, or where that fails the
 // harness's own LD_PRELOAD library), and a holder clock that runs slow (an

@@ -52,17 +52,24 @@ func faultByID(id string) (fault, error) {
 
 func always(*harness) (bool, string) { return true, "" }
 
-// The applicability functions give a reason only when the class does not
-// apply (except clockStepper and lateCleanupApplies, whose reason is also a
-// note when it does): a reason with ok is listed among the run's notes.
+// The applicability checks below give a why only for a class that does not
+// apply: a why for one that does would become a note in the report.
 
 func networked(h *harness) (bool, string) {
-	return because(len(h.cfg.Backend.Endpoints()) > 0, "the store has no network")
+	return notApplicable(len(h.cfg.Backend.Endpoints()) > 0, "the store has no network")
+}
+
+// notApplicable returns ok, and why only when not ok.
+func notApplicable(ok bool, why string) (bool, string) {
+	if ok {
+		return true, ""
+	}
+	return false, why
 }
 
 func storePauser(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(StorePauser)
-	return because(ok, "the store has no server process to pause")
+	return notApplicable(ok, "the store has no server process to pause")
 }
 
 func storeWiper(h *harness) (bool, string) {
@@ -81,20 +88,12 @@ func storeWiper(h *harness) (bool, string) {
 
 func majorityStore(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(MajorityStore)
-	return because(ok, "the store has no independent masters")
+	return notApplicable(ok, "the store has no independent masters")
 }
 
 func leaderKiller(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(LeaderKiller)
-	return because(ok, "the store has no leader to kill")
-}
-
-// because returns ok and, when it is false, why.
-func because(ok bool, why string) (bool, string) {
-	if ok {
-		return true, ""
-	}
-	return false, why
+	return notApplicable(ok, "the store has no leader to kill")
 }
 
 // clockStepper applies where the backend can step its server's clock; its

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/check"
 )
 
 // The fault table has one row per class of the catalogue the report lists,
@@ -50,6 +51,30 @@ func TestClassesOnTheEmbeddedStore(t *testing.T) {
 	h = &harness{cfg: RunConfig{Backend: &SQLite{}, Faults: []string{"F2", "F8"}}}
 	if got := h.classes(); !slices.Equal(got, []string{"F2"}) || len(h.notes) != 1 {
 		t.Errorf("restricted to F2 and F8: classes %v, notes %v", got, h.notes)
+	}
+}
+
+// A replicated store with a network (the ZooKeeper and Consul backends, not
+// started) runs every class but those of other stores' capabilities, and
+// its notes only say why a class is not run: a class that applies adds no
+// note of its own.
+func TestClassesOnReplicatedStores(t *testing.T) {
+	zk := &ZooKeeper{z: &testserver.ZooKeeper{Nodes: []*testserver.ZooKeeperNode{{ID: 1, Port: 1}, {ID: 2, Port: 2}, {ID: 3, Port: 3}}}}
+	cs := &Consul{c: &testserver.Consul{Agents: []*testserver.ConsulAgent{{HTTPPort: 1}, {HTTPPort: 2}, {HTTPPort: 3}}}}
+	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F12"}
+	for _, b := range []Backend{zk, cs} {
+		h := &harness{cfg: RunConfig{Backend: b}}
+		if got := h.classes(); !slices.Equal(got, want) {
+			t.Errorf("%s: classes %v, want %v", b.Name(), got, want)
+		}
+		for _, n := range h.notes {
+			if !strings.Contains(n, "): not run: ") {
+				t.Errorf("%s: a note that is not a class not run: %q", b.Name(), n)
+			}
+		}
+		if len(h.notes) != 4 { // F5c, F9b, F9m, F11
+			t.Errorf("%s: notes %q, want 4 (F5c, F9b, F9m, F11)", b.Name(), h.notes)
+		}
 	}
 }
 

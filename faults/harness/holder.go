@@ -253,11 +253,16 @@ func (h *holdLoop) op(ctx context.Context, l *leasehold.Lease) bool {
 	}
 	left := l.Remaining()
 	req := fmt.Sprintf("%s-%d", h.cfg.ID, h.seq.Add(1))
-	// Detached from the lease on purpose: see RunHolder.
-	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
+	// Detached from the lease on purpose (see RunHolder), and each request
+	// with a timeout of its own that starts when it is sent: a pause in the
+	// work step longer than a timeout started before it (a Consul takeover
+	// takes 20 s) would fail the write unsent, and the stale write attempt
+	// the pause is for would never be made.
+	base := context.WithoutCancel(ctx)
 	e := history.Event{T0: issued, Kind: history.EvOp, Key: h.key, Token: g.Token, Owner: g.Owner, Req: req, Left: int64(left)}
+	octx, cancel := context.WithTimeout(base, opTimeout)
 	v, err := h.rc.Read(octx, h.key, g.Owner, req, g.Token)
+	cancel()
 	if err != nil {
 		e.Err = "read: " + err.Error()
 		h.rec.Record(e)
@@ -265,11 +270,15 @@ func (h *holdLoop) op(ctx context.Context, l *leasehold.Lease) bool {
 	}
 	e.Val = v
 	time.Sleep(h.cfg.Work)
+	octx, cancel = context.WithTimeout(base, opTimeout)
 	if _, err := h.rc.WriteCounter(octx, h.key, g.Owner, req, g.Token, v+1); err != nil {
 		e.Err = "counter: " + err.Error()
 	}
+	cancel()
 	f0 := history.Mono()
+	octx, cancel = context.WithTimeout(base, opTimeout)
 	st, err := h.rc.WriteRegister(octx, h.key, g.Owner, req, g.Token, v+1)
+	cancel()
 	h.rec.Record(history.Event{T0: f0, Kind: history.EvFWrite, Key: h.key, Token: g.Token, Owner: g.Owner, Req: req, Status: st, Err: errString(err)})
 	e.Status = st
 	if err != nil && e.Err == "" {
@@ -279,6 +288,9 @@ func (h *holdLoop) op(ctx context.Context, l *leasehold.Lease) bool {
 	// Fenced out: a newer holder exists, so this hold is over.
 	return st != http.StatusConflict
 }
+
+// opTimeout bounds each request of a protected operation to the resource.
+const opTimeout = 5 * time.Second
 
 func sleepCtx(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

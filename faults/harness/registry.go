@@ -6,7 +6,7 @@ import (
 )
 
 // BackendNames are the stores the harness can run, in table order.
-var BackendNames = []string{"sqlite", "redis", "redlock", "postgres-lease", "postgres-advisory", "etcd", "s3"}
+var BackendNames = []string{"sqlite", "redis", "redlock", "postgres-lease", "postgres-advisory", "etcd", "consul", "zookeeper", "s3"}
 
 // NewBackend returns the backend called name.
 func NewBackend(name string) (Backend, error) {
@@ -23,6 +23,10 @@ func NewBackend(name string) (Backend, error) {
 		return &Postgres{Mode: "advisory"}, nil
 	case "etcd":
 		return &Etcd{}, nil
+	case "consul":
+		return &Consul{}, nil
+	case "zookeeper":
+		return &ZooKeeper{}, nil
 	case "s3":
 		return &S3{}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -252,16 +253,19 @@ func (h *harness) schedule(start int64) error {
 // quietWindow lets the faults heal and settle, then watches every key make
 // progress: it returns when the window began and ended. On a starved
 // machine a healthy key can go 3 x TTL without a write, so the window
-// stretches (to 20 x TTL at most) until every key has progressed: a key
-// counts as stuck only if it makes no progress at all.
+// stretches until every key has progressed: a key counts as stuck only if
+// it makes no progress at all. It stretches to 20 x TTL at most, or to the
+// takeover bound plus 3 x TTL where that is longer (a Consul key left
+// locked by a session that a fault ended frees only after up to 2 x the
+// 10 s session TTL plus the lock-delay, 28 x a 750 ms TTL).
 func (h *harness) quietWindow() (from, end int64) {
 	T := h.cfg.TTL
 	h.reviveDead()
 	h.sleep(2 * T)
 	from = history.Mono()
 	h.sleep(3 * T)
-	waited := 3
-	for ; waited < 20 && len(h.written(from)) < len(h.cfg.Keys) && h.ctx.Err() == nil; waited++ {
+	waited, limit := 3, max(20, int(math.Ceil(h.bound))+3)
+	for ; waited < limit && len(h.written(from)) < len(h.cfg.Keys) && h.ctx.Err() == nil; waited++ {
 		h.sleep(T)
 	}
 	if waited > 3 {

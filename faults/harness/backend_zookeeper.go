@@ -1,0 +1,182 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leasehold-go/leasehold/internal/testserver"
+)
+
+// ZooKeeper is a 3-member ZooKeeper ensemble on loopback ports (tick
+// 100 ms, session timeouts from 2 ticks to 60 s), from Debian's zookeeper
+// package (scripts/install/zookeeper.sh). The holders name all three
+// servers in their URL, each behind the holder's own proxy, so a leader
+// kill (F10) is a failover under them: their sessions move to a survivor.
+type ZooKeeper struct {
+	z *testserver.ZooKeeper
+}
+
+// zkTick is the ensemble's tickTime: the granularity of its session
+// expiry.
+const zkTick = 100 * time.Millisecond
+
+// zkCommits is the allowance for what follows a session's expiry: the
+// follower's relay of the session's last ping to the leader (up to half a
+// tick after the ping), the closeSession transaction's quorum commit, the
+// watch event that wakes the next node's waiter, and its listing of the
+// queue.
+const zkCommits = zkTick/2 + 100*time.Millisecond
+
+// zkWait bounds the wait for the ensemble to serve after a start or a
+// restart (a new election).
+const zkWait = 60 * time.Second
+
+// Name implements Backend.
+func (b *ZooKeeper) Name() string { return "zookeeper" }
+
+// TakeoverBound implements TakeoverBounder with the zookeeper store's
+// documented bound: a dead holder's nodes go when the leader expires its
+// session, one session timeout (2 x the TTL class: the TTL rounded up to
+// 100 ms) after it last heard from it, rounded up to the next tick, plus
+// zkCommits.
+func (b *ZooKeeper) TakeoverBound(ttl time.Duration) float64 {
+	class := (ttl + 100*time.Millisecond - 1) / (100 * time.Millisecond) * (100 * time.Millisecond)
+	return float64(2*class+zkTick+zkCommits) / float64(ttl)
+}
+
+// Start implements Backend.
+func (b *ZooKeeper) Start(ctx context.Context, dir string) error {
+	var err error
+	b.z, err = testserver.StartZooKeeper(ctx, testserver.ZooKeeperOptions{Nodes: 3, Tick: zkTick, Dir: dir})
+	return err
+}
+
+// Endpoints implements Backend: every server's client port.
+func (b *ZooKeeper) Endpoints() []string {
+	var out []string
+	for _, n := range b.z.Nodes {
+		out = append(out, n.Addr())
+	}
+	return out
+}
+
+// URL implements Backend.
+func (b *ZooKeeper) URL(eps []string) string { return "zk://" + strings.Join(eps, ",") }
+
+// Close implements Backend.
+func (b *ZooKeeper) Close() error {
+	if b.z != nil {
+		testserver.KillAll(b.procs()...)
+	}
+	return nil
+}
+
+func (b *ZooKeeper) procs() []*testserver.Process {
+	var ps []*testserver.Process
+	for _, n := range b.z.Nodes {
+		ps = append(ps, n.Process)
+	}
+	return ps
+}
+
+// waitServing waits until every running server serves.
+func (b *ZooKeeper) waitServing(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, zkWait)
+	defer cancel()
+	if err := b.z.WaitServing(ctx); err != nil {
+		return fmt.Errorf("%w\n%s", err, b.z.Logs())
+	}
+	return nil
+}
+
+// PauseStore implements StorePauser: every server.
+func (b *ZooKeeper) PauseStore() error {
+	var errs []error
+	for _, p := range b.procs() {
+		errs = append(errs, p.Pause())
+	}
+	return errors.Join(errs...)
+}
+
+// ResumeStore implements StorePauser.
+func (b *ZooKeeper) ResumeStore() error {
+	var errs []error
+	for _, p := range b.procs() {
+		errs = append(errs, p.Resume())
+	}
+	return errors.Join(errs...)
+}
+
+// KillStore implements StoreRestarter: every server at once.
+func (b *ZooKeeper) KillStore() error {
+	testserver.KillAll(b.procs()...)
+	return nil
+}
+
+// RestartStore implements StoreRestarter: every server, on its data (its
+// transaction log and snapshots: zxids, the tokens, carry on from them).
+func (b *ZooKeeper) RestartStore(ctx context.Context, _ bool) error {
+	for i := range b.z.Nodes {
+		if err := b.z.Restart(i); err != nil {
+			return err
+		}
+	}
+	return b.waitServing(ctx)
+}
+
+// KillLeader implements LeaderKiller.
+func (b *ZooKeeper) KillLeader(ctx context.Context) (string, error) {
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	i, err := b.leader(lctx)
+	if err != nil {
+		return "", err
+	}
+	b.z.Kill(i)
+	return zkNodeName(i), nil
+}
+
+// leader waits for the ensemble's leader (after a restart an election may
+// still be going on).
+func (b *ZooKeeper) leader(ctx context.Context) (int, error) {
+	for {
+		i, err := b.z.Leader(ctx)
+		if err == nil {
+			return i, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("zookeeper: no leader: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// RestartNode implements LeaderKiller.
+func (b *ZooKeeper) RestartNode(ctx context.Context, name string) error {
+	for i := range b.z.Nodes {
+		if zkNodeName(i) == name {
+			if err := b.z.Restart(i); err != nil {
+				return err
+			}
+			return b.waitServing(ctx)
+		}
+	}
+	return fmt.Errorf("zookeeper: no server %s", name)
+}
+
+// zkNodeName names server i (its myid) in the run's history.
+func zkNodeName(i int) string { return fmt.Sprintf("zk%d", i+1) }
+
+// CanStepClock implements ClockStepper: it cannot, and says why.
+func (b *ZooKeeper) CanStepClock() (bool, string) {
+	return false, "ZooKeeper expires sessions on the JVM's monotonic clock (System.nanoTime) and the store's grant deadlines are the holder's monotonic clock: a step of the servers' wall clock moves no lease's end"
+}
+
+// StepClock implements ClockStepper; CanStepClock is false.
+func (b *ZooKeeper) StepClock(time.Duration) error {
+	return errors.New("zookeeper: the servers' clock cannot be stepped")
+}
