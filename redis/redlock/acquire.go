@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
@@ -51,43 +50,47 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 // acquireOnce runs one round. retry reports a split vote that this
 // contender leads or ties: nobody holds a majority, enough masters
 // answered, and another round may settle it.
+//
+// A grant waits for every master's answer (or its node timeout): its token
+// is the largest of its masters', and Holder, which reads them all, must
+// report the same. A refusal needs no more answers once another owner
+// holds a majority.
 func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (g leasehold.Grant, retry bool, err error) {
 	ms := core.TTLMillis(req.TTL)
 	ttl := time.Duration(ms) * time.Millisecond
-	t := tally{
-		st:   &grantState{ttl: ttl, tokens: make([]uint64, len(s.nodes)), maybe: make([]bool, len(s.nodes))},
-		held: make(map[string][]*core.Lease),
-	}
-	var mu sync.Mutex
+	t := newTally(len(s.nodes))
 	start := time.Now()
-	s.each(ctx, s.nodeTimeout(ttl), func(nctx context.Context, i int) {
+	r, err := s.start(ctx, "acquire", s.nodeTimeout(ttl), nil, func(nctx context.Context, i int) answer {
 		tok, h, err := s.nodes[i].Acquire(nctx, req.Key, req.Owner, req.Label, ms)
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case err != nil:
-			t.st.maybe[i] = true
-			t.errs.add(s, i, err)
-		case h != nil:
-			t.held[h.Owner] = append(t.held[h.Owner], h)
-		default:
-			t.st.tokens[i] = tok
-			t.granted++
-		}
+		return answer{tok: tok, held: h, err: err}
 	})
+	if err != nil {
+		return leasehold.Grant{}, false, err
+	}
+	for r.left > 0 && t.top < s.quorum {
+		a, err := r.next(ctx)
+		if err != nil {
+			s.abandon(ctx, r, req, ttl, &t, false)
+			return leasehold.Grant{}, false, err
+		}
+		t.add(s, a)
+	}
+	if r.left > 0 {
+		return leasehold.Grant{}, false, s.heldEarly(ctx, r, req, ttl, &t)
+	}
 	t.elapsed = time.Since(start)
 	drift := s.drift(ttl)
-	validity := ttl - t.elapsed - drift
-	if t.granted >= s.quorum && validity > 0 {
+	if t.granted >= s.quorum && ttl-t.elapsed-drift > 0 {
+		r.decide(nil)
 		return leasehold.Grant{
 			Key: req.Key, Owner: req.Owner, Label: req.Label,
-			Token: slices.Max(t.st.tokens), TTL: ttl - drift, Private: t.st,
+			Token: slices.Max(t.tokens), TTL: ttl - drift, Private: &grantState{ttl: ttl, tokens: t.tokens},
 		}, false, nil
 	}
 
-	// Failed: undo what this round may have taken, on a context detached
-	// from the caller's (which may be what ended the round).
-	s.releaseAll(ctx, req.Key, req.Owner, t.st)
+	// Failed: undo what this round may have taken before returning, on a
+	// context detached from the caller's.
+	s.abandon(ctx, r, req, ttl, &t, true)
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, false, err
 	}
@@ -108,8 +111,67 @@ func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (
 	return leasehold.Grant{}, true, he // a split vote this contender leads or ties
 }
 
-// releaseAll deletes the grant on every master that granted it, or whose
-// answer was lost. Errors are ignored: the TTL ends what is left.
+// heldEarly ends a round in which another owner holds a majority before
+// every master answered: the answers already come are counted, the rest
+// and what this round took are left to the background. The holder's token
+// is reported only when every master answered: a master still to answer
+// may hold a larger one, which Holder would report.
+func (s *Store) heldEarly(ctx context.Context, r *round, req leasehold.AcquireRequest, ttl time.Duration, t *tally) error {
+	for r.left > 0 {
+		a, ok := r.poll()
+		if !ok {
+			break
+		}
+		t.add(s, a)
+	}
+	he := s.heldError(req.Key, t.largestHolder())
+	if r.left > 0 {
+		he.Token = 0
+	}
+	s.abandon(ctx, r, req, ttl, t, false)
+	return he
+}
+
+// abandon ends a round that failed: it deletes what the answers read so
+// far took (before returning when wait is set, else in the background)
+// and what the answers still to come take, in the background, as they
+// come. In the background only grants whose token came back are deleted:
+// a master whose answer was lost is left to the TTL there (see undo).
+func (s *Store) abandon(ctx context.Context, r *round, req leasehold.AcquireRequest, ttl time.Duration, t *tally, wait bool) {
+	timeout := s.nodeTimeout(ttl)
+	late := func(a answer) {
+		if a.tok != 0 {
+			s.background(timeout, func(ctx context.Context) { _, _ = s.nodes[a.i].Release(ctx, req.Key, req.Owner, a.tok) })
+		}
+	}
+	if wait {
+		r.decide(late)
+		s.releaseAll(ctx, req.Key, req.Owner, timeout, t.tokens, t.maybe)
+		return
+	}
+	if t.granted > 0 {
+		s.background(timeout, func(bctx context.Context) {
+			s.releaseAll(bctx, req.Key, req.Owner, timeout, t.tokens, nil)
+		})
+	}
+	r.decide(late)
+}
+
+// releaseAll deletes, at once on every master, what a round took: the
+// grants of tokens, and where maybe (nil: nowhere) says the answer was
+// lost, this owner's grant if the master has one (see undo). Errors are
+// ignored: the TTL ends what is left.
+func (s *Store) releaseAll(ctx context.Context, key, owner string, timeout time.Duration, tokens []uint64, maybe []bool) {
+	s.each(context.WithoutCancel(ctx), timeout, func(nctx context.Context, i int) {
+		if tokens[i] != 0 || maybe != nil && maybe[i] {
+			s.undo(nctx, i, key, owner, tokens[i])
+		}
+	})
+}
+
+// undo deletes what one master's answer to an acquire took: the grant of
+// tok, or, when tok is 0 (the answer was lost), this owner's grant if the
+// master has one. That second case must run before the acquire returns.
 //
 // A master whose answer was lost is cleaned up in two steps, because its
 // token is unknown and the owner id alone does not name this round's grant:
@@ -126,20 +188,13 @@ func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (
 // master gets a greater token. What the read does not see in time (no
 // answer, or the lost acquire arriving after it) is left to the TTL: a
 // blocked master, never a second holder.
-func (s *Store) releaseAll(ctx context.Context, key, owner string, st *grantState) {
-	rctx := context.WithoutCancel(ctx)
-	s.each(rctx, s.nodeTimeout(st.ttl), func(nctx context.Context, i int) {
-		tok := st.tokens[i]
-		if tok == 0 {
-			if !st.maybe[i] {
-				return
-			}
-			l, err := s.nodes[i].Holder(nctx, key)
-			if err != nil || l == nil || l.Owner != owner {
-				return
-			}
-			tok = l.Token
+func (s *Store) undo(ctx context.Context, i int, key, owner string, tok uint64) {
+	if tok == 0 {
+		l, err := s.nodes[i].Holder(ctx, key)
+		if err != nil || l == nil || l.Owner != owner {
+			return
 		}
-		_, _ = s.nodes[i].Release(nctx, key, owner, tok)
-	})
+		tok = l.Token
+	}
+	_, _ = s.nodes[i].Release(ctx, key, owner, tok)
 }

@@ -3,15 +3,25 @@
 // (N/2+1) of the masters granted it within its validity time.
 //
 // Acquire sends the acquire script to every master at once, reading the
-// monotonic clock before the first request. It succeeds when a majority
-// granted and the validity, TTL - elapsed - drift (drift = TTL*DriftFactor +
-// 2 ms), is still positive; the grant's TTL is TTL - drift, counted from
-// that first reading, so the holder's deadline never outlives the
-// majority's. Otherwise it releases what it got on every master and fails:
-// with a *leasehold.HeldError when a majority is held by others, with a
+// monotonic clock before the first request, and decides as soon as the
+// answers settle the outcome, without waiting for the slowest master. It
+// succeeds when a majority granted and the validity, TTL - elapsed - drift
+// (drift = TTL*DriftFactor + 2 ms), is still positive; the grant's TTL is
+// TTL - drift, counted from that first reading, so the holder's deadline
+// never outlives the majority's. A master that grants after that joins the
+// grant (Renew extends it, Release deletes it; granted after the Release,
+// it is deleted at once). An acquire fails with a *leasehold.HeldError as
+// soon as another owner holds a majority, and then releases what it got in
+// the background; otherwise it waits for every master (or its node
+// timeout), releases what it got on every master and fails: with a
+// *leasehold.HeldError when a majority is held by others, with a
 // *leasehold.StoreError naming the unreachable masters when too few
 // answered. Renew extends on every master that granted and succeeds on a
-// majority; Release deletes on every master.
+// majority; Release deletes on every master and succeeds on a majority.
+// Both return once a majority agreed, or once one no longer can; the other
+// masters' answers come in the background. A caller whose context ends
+// gets its error at once; the requests in flight finish in the background,
+// and what an abandoned acquire took is released by its tokens.
 //
 // Tokens are not safe fences (Info.SafeTokens is false): see TokenCaveat.
 // Use the redis store on one Redis deployment when you need fencing.
@@ -63,9 +73,18 @@ type Store struct {
 	clients []lhredis.Client
 	nodes   []core.Node
 	notify  []*core.Notifier
+	pools   []pool
 	quorum  int
 	opts    Options
-	closed  atomic.Bool
+
+	// mu orders a round's start after Close's closed flag (it is written
+	// under the write lock, checked with inflight.Add under a read lock).
+	mu       sync.RWMutex
+	closed   atomic.Bool
+	inflight sync.WaitGroup // rounds' requests, callers and clean-ups
+	workers  sync.WaitGroup // the pools' kept goroutines
+	bg       context.Context
+	stop     context.CancelFunc // ends bg: Close gave up waiting
 }
 
 var (
@@ -97,14 +116,16 @@ func New(clients []lhredis.Client, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
 	}
-	s := &Store{clients: clients, quorum: len(clients)/2 + 1, opts: o}
+	s := &Store{clients: clients, quorum: len(clients)/2 + 1, opts: o, pools: make([]pool, len(clients))}
 	for i, c := range clients {
 		if c == nil {
 			return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("client %d is nil", i)}
 		}
 		s.nodes = append(s.nodes, core.Node{Client: c, Names: names, Cluster: c.Cluster()})
 		s.notify = append(s.notify, core.NewNotifier(listener{c}))
+		s.pools[i].jobs = make(chan job)
 	}
+	s.bg, s.stop = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -172,5 +193,4 @@ func (s *Store) each(ctx context.Context, timeout time.Duration, f func(ctx cont
 type grantState struct {
 	ttl    time.Duration // the TTL applied on the masters
 	tokens []uint64      // each master's token; 0 where it did not grant
-	maybe  []bool        // the master's answer was lost: it may have granted
 }
