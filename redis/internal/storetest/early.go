@@ -1,0 +1,228 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/leasehold-go/leasehold"
+	lhredis "github.com/leasehold-go/leasehold/redis"
+	"github.com/leasehold-go/leasehold/redis/internal/core"
+	"github.com/leasehold-go/leasehold/redis/redlock"
+)
+
+// gatedClient stands for a slow master: the calls of one script wait until
+// the test opens the gate (or their context ends), then go through.
+type gatedClient struct {
+	lhredis.Client
+	script *core.Script
+
+	mu      sync.Mutex
+	gate    chan struct{} // closed: open
+	waiting int
+}
+
+func (c *gatedClient) hold(ctx context.Context, sha, src string) {
+	if scriptOf(sha, src) != c.script {
+		return
+	}
+	c.mu.Lock()
+	gate := c.gate
+	c.waiting++
+	c.mu.Unlock()
+	select {
+	case <-gate:
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	c.waiting--
+	c.mu.Unlock()
+}
+
+func (c *gatedClient) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	c.hold(ctx, sha, "")
+	return c.Client.EvalSha(ctx, sha, keys, args)
+}
+
+func (c *gatedClient) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	c.hold(ctx, "", src)
+	return c.Client.Eval(ctx, src, keys, args)
+}
+
+// held is the number of calls waiting at the gate.
+func (c *gatedClient) held() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waiting
+}
+
+func (c *gatedClient) open() { close(c.gate) }
+
+// earlyEnv is a store over the first three masters whose third one holds
+// back the calls of script, and the raw nodes of the three.
+type earlyEnv struct {
+	st    *redlock.Store
+	slow  *gatedClient
+	nodes []*core.Node
+}
+
+func (e *RedlockEnv) early(t *testing.T, script *core.Script) *earlyEnv {
+	var (
+		clients []lhredis.Client
+		ee      earlyEnv
+	)
+	for _, m := range e.Masters[:3] {
+		c := e.NewClient(t, m.Addr())
+		clients = append(clients, c)
+		ee.nodes = append(ee.nodes, &core.Node{Client: c, Names: names(t)})
+	}
+	ee.slow = &gatedClient{Client: clients[2], script: script, gate: make(chan struct{})}
+	clients[2] = ee.slow
+	// A node timeout far beyond the test: a call that waited for the
+	// slow master would wait for the gate.
+	st, err := redlock.New(clients, &redlock.Options{NodeTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ee.st = st
+	return &ee
+}
+
+// returns runs f, which must return while the slow master holds back a
+// call; a wait of 20 s stands for forever.
+func (ee *earlyEnv) returns(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		ee.slow.open()
+		<-done
+		t.Fatalf("%s waited for the slow master", what)
+	}
+	if n := ee.slow.held(); n != 1 {
+		t.Fatalf("%s returned with %d calls held at the slow master, want 1 still in flight", what, n)
+	}
+}
+
+// free fails unless no master holds key.
+func (ee *earlyEnv) free(t *testing.T, key, when string) {
+	t.Helper()
+	for i, n := range ee.nodes {
+		if l, err := n.Holder(Ctx(t), key); err != nil || l != nil {
+			t.Errorf("%s: master %d holds %+v, %v; want the key free", when, i, l, err)
+		}
+	}
+}
+
+// earlyAnswers checks that renew, release and a refused acquire return
+// once a majority settles them, without waiting for the slowest master,
+// and that what that master does late is cleaned up in the background,
+// finished (with every goroutine of the store) when Close returns.
+func (e *RedlockEnv) earlyAnswers(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Run("renew", func(t *testing.T) { e.earlyRenew(t) })
+	t.Run("release", func(t *testing.T) { e.earlyRelease(t) })
+	t.Run("held", func(t *testing.T) { e.earlyHeld(t) })
+	t.Run("abandoned", func(t *testing.T) { e.earlyAbandoned(t) })
+}
+
+func (e *RedlockEnv) earlyRenew(t *testing.T) {
+	ee := e.early(t, core.RenewScript)
+	k := Key(t, "k")
+	g, err := ee.st.Acquire(Ctx(t), Req(k, 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ee.returns(t, "renew", func() {
+		if _, err = ee.st.Renew(Ctx(t), g); err != nil {
+			t.Errorf("renew: %v", err)
+		}
+	})
+	ee.slow.open()
+	if err := ee.st.Release(Ctx(t), g); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	ee.st.Close()
+	ee.free(t, k, "after the release")
+}
+
+func (e *RedlockEnv) earlyRelease(t *testing.T) {
+	ee := e.early(t, core.ReleaseScript)
+	k := Key(t, "k")
+	g, err := ee.st.Acquire(Ctx(t), Req(k, 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ee.returns(t, "release", func() {
+		if err := ee.st.Release(Ctx(t), g); err != nil {
+			t.Errorf("release: %v", err)
+		}
+	})
+	if _, err := ee.st.Holder(Ctx(t), k); !errors.Is(err, leasehold.ErrNotHeld) {
+		t.Errorf("Holder after the release: %v, want ErrNotHeld", err)
+	}
+	ee.slow.open()
+	ee.st.Close() // waits for the slow master's release
+	ee.free(t, k, "after Close")
+}
+
+// Another owner holds the two fast masters: the acquire is refused at
+// once; the slow master grants it late, and that grant is deleted.
+func (e *RedlockEnv) earlyHeld(t *testing.T) {
+	ee := e.early(t, core.AcquireScript)
+	k := Key(t, "k")
+	other := Req(k, 30*time.Second)
+	other.Label = "other"
+	var tok uint64
+	for i, n := range ee.nodes[:2] {
+		tk, l, err := n.Acquire(Ctx(t), k, other.Owner, other.Label, 30_000)
+		if err != nil || l != nil {
+			t.Fatalf("the other owner's lease on master %d: %+v, %v", i, l, err)
+		}
+		tok = max(tok, tk)
+	}
+	var err error
+	ee.returns(t, "a refused acquire", func() { _, err = ee.st.Acquire(Ctx(t), Req(k, 30*time.Second)) })
+	var he *leasehold.HeldError
+	if !errors.As(err, &he) || he.Label != "other" || he.Token != 0 && he.Token != tok {
+		t.Fatalf("acquire: %v, want a HeldError naming the other owner", err)
+	}
+	ee.slow.open()
+	ee.st.Close()
+	if l, err := ee.nodes[2].Holder(Ctx(t), k); err != nil || l != nil {
+		t.Errorf("the slow master after Close: %+v, %v; want the late grant deleted", l, err)
+	}
+}
+
+// The caller gives up while the slow master has not answered: the acquire
+// returns at once, and what it took everywhere is deleted by its tokens.
+func (e *RedlockEnv) earlyAbandoned(t *testing.T) {
+	ee := e.early(t, core.AcquireScript)
+	k := Key(t, "k")
+	ctx, cancel := context.WithCancel(Ctx(t))
+	var err error
+	ee.returns(t, "an abandoned acquire", func() {
+		go func() {
+			for ee.slow.held() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
+		_, err = ee.st.Acquire(ctx, Req(k, 30*time.Second))
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire: %v, want context.Canceled", err)
+	}
+	ee.slow.open()
+	ee.st.Close()
+	ee.free(t, k, "after Close")
+}
