@@ -3,25 +3,28 @@
 // (N/2+1) of the masters granted it within its validity time.
 //
 // Acquire sends the acquire script to every master at once, reading the
-// monotonic clock before the first request, and decides as soon as the
-// answers settle the outcome, without waiting for the slowest master. It
-// succeeds when a majority granted and the validity, TTL - elapsed - drift
-// (drift = TTL*DriftFactor + 2 ms), is still positive; the grant's TTL is
-// TTL - drift, counted from that first reading, so the holder's deadline
-// never outlives the majority's. A master that grants after that joins the
-// grant (Renew extends it, Release deletes it; granted after the Release,
-// it is deleted at once). An acquire fails with a *leasehold.HeldError as
-// soon as another owner holds a majority, and then releases what it got in
-// the background; otherwise it waits for every master (or its node
-// timeout), releases what it got on every master and fails: with a
-// *leasehold.HeldError when a majority is held by others, with a
-// *leasehold.StoreError naming the unreachable masters when too few
-// answered. Renew extends on every master that granted and succeeds on a
-// majority; Release deletes on every master and succeeds on a majority.
-// Both return once a majority agreed, or once one no longer can; the other
-// masters' answers come in the background. A caller whose context ends
-// gets its error at once; the requests in flight finish in the background,
-// and what an abandoned acquire took is released by its tokens.
+// monotonic clock before the first request. It succeeds when a majority
+// granted and the validity, TTL - elapsed - drift (drift = TTL*DriftFactor +
+// 2 ms), is still positive; the grant's TTL is TTL - drift, counted from
+// that first reading, so the holder's deadline never outlives the
+// majority's. A grant waits for every master's answer (or its node
+// timeout), since its token is the largest of its masters' and Holder
+// reports the same. Otherwise it releases what it got on every master and
+// fails: with a *leasehold.HeldError when a majority is held by others,
+// with a *leasehold.StoreError naming the unreachable masters when too few
+// answered. A HeldError comes as soon as another owner holds a majority;
+// what this attempt got, and what slower masters grant it later, is then
+// released in the background.
+//
+// Renew extends on every master that granted and succeeds on a majority;
+// Release deletes on every master and succeeds on a majority. Both return
+// as soon as the answers settle the outcome (a majority agreed, or no
+// longer can); the slower masters' requests finish in the background.
+//
+// A caller whose context ends gets its error at once. The requests in
+// flight are not cancelled: they finish in the background, bounded by the
+// node timeout, and what an abandoned acquire took is released by its
+// tokens. Close waits up to a second for that work, then abandons it.
 //
 // Tokens are not safe fences (Info.SafeTokens is false): see TokenCaveat.
 // Use the redis store on one Redis deployment when you need fencing.
