@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
@@ -48,26 +47,28 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 }
 
 // acquireOnce runs one round. retry reports a split vote that this
-// contender leads or ties: nobody holds a majority, enough masters
-// answered, and another round may settle it.
+// contender leads or ties (nobody holds a majority, enough masters
+// answered, and another round may settle it), or masters whose counters
+// had reached the proposed token (the next round proposes a larger one).
 //
-// A grant waits for every master's answer (or its node timeout): its token
-// is the largest of its masters', and Holder, which reads them all, must
-// report the same. A refusal needs no more answers once another owner
-// holds a majority.
+// The round proposes one token to every master, so that all the masters
+// of a grant hold the same token (and Holder reports it, whichever of them
+// it reads): it is decided as soon as a majority granted, or another owner
+// holds one, without waiting for the slowest master.
 func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (g leasehold.Grant, retry bool, err error) {
 	ms := core.TTLMillis(req.TTL)
 	ttl := time.Duration(ms) * time.Millisecond
+	p := s.propose()
 	t := newTally(len(s.nodes))
 	start := time.Now()
 	r, err := s.start(ctx, "acquire", s.nodeTimeout(ttl), nil, func(nctx context.Context, i int) answer {
-		tok, h, err := s.nodes[i].Acquire(nctx, req.Key, req.Owner, req.Label, ms)
-		return answer{tok: tok, held: h, err: err}
+		tok, h, stale, err := s.nodes[i].AcquireAt(nctx, req.Key, req.Owner, req.Label, ms, p)
+		return answer{tok: tok, held: h, stale: stale, err: err}
 	})
 	if err != nil {
 		return leasehold.Grant{}, false, err
 	}
-	for r.left > 0 && t.top < s.quorum {
+	for r.left > 0 && t.granted < s.quorum && t.top < s.quorum {
 		a, err := r.next(ctx)
 		if err != nil {
 			s.abandon(ctx, r, req, ttl, &t, false)
@@ -75,33 +76,41 @@ func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (
 		}
 		t.add(s, a)
 	}
-	if r.left > 0 {
-		return leasehold.Grant{}, false, s.heldEarly(ctx, r, req, ttl, &t)
-	}
 	t.elapsed = time.Since(start)
 	drift := s.drift(ttl)
 	if t.granted >= s.quorum && ttl-t.elapsed-drift > 0 {
-		r.decide(nil)
-		return leasehold.Grant{
-			Key: req.Key, Owner: req.Owner, Label: req.Label,
-			Token: slices.Max(t.tokens), TTL: ttl - drift, Private: &grantState{ttl: ttl, tokens: t.tokens},
-		}, false, nil
+		return s.grant(r, req, ttl, p, &t), false, nil
+	}
+	if t.granted < s.quorum && r.left > 0 {
+		return leasehold.Grant{}, false, s.heldEarly(ctx, r, req, ttl, &t)
 	}
 
 	// Failed: undo what this round may have taken before returning, on a
 	// context detached from the caller's.
 	s.abandon(ctx, r, req, ttl, &t, true)
+	return s.failed(ctx, req, ttl, &t)
+}
+
+// failed returns the error of a round that every master answered (or
+// whose majority granted too late), and whether another round may win.
+func (s *Store) failed(ctx context.Context, req leasehold.AcquireRequest, ttl time.Duration, t *tally) (leasehold.Grant, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, false, err
 	}
 	if t.granted >= s.quorum {
 		return leasehold.Grant{}, false, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf(
 			"key %q: a majority granted, but only after %s of the %s TTL (drift allowance %s): no validity left",
-			req.Key, t.elapsed.Round(time.Microsecond), ttl, drift)}
+			req.Key, t.elapsed.Round(time.Microsecond), ttl, s.drift(ttl))}
 	}
 	if len(s.nodes)-len(t.errs) < s.quorum {
 		return leasehold.Grant{}, false, s.quorumError("acquire", "granted", req.Key, t.granted, t.errs,
 			fmt.Sprintf("%d held by others, %d unreachable", len(s.nodes)-t.granted-len(t.errs), len(t.errs)))
+	}
+	if t.stale > 0 && t.granted+t.stale >= s.quorum {
+		// Free masters enough, some with a counter at or above the token
+		// (a client whose clock is ahead): propose above it.
+		return leasehold.Grant{}, true, s.quorumError("acquire", "granted", req.Key, t.granted, nil,
+			fmt.Sprintf("%d had a token counter at or above the proposed token", t.stale))
 	}
 	top := t.largestHolder()
 	he := s.heldError(req.Key, top)
@@ -109,6 +118,37 @@ func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (
 		return leasehold.Grant{}, false, he // held, or another contender leads the split
 	}
 	return leasehold.Grant{}, true, he // a split vote this contender leads or ties
+}
+
+// grant ends a round that won a majority in time. The masters that grant
+// after it join the grant (or are released, if the grant was).
+func (s *Store) grant(r *round, req leasehold.AcquireRequest, ttl time.Duration, p uint64, t *tally) leasehold.Grant {
+	h := &holding{tokens: t.tokens}
+	r.decide(func(a answer) { s.keepLate(req.Key, req.Owner, ttl, h, a) })
+	return leasehold.Grant{
+		Key: req.Key, Owner: req.Owner, Label: req.Label,
+		Token: p, TTL: ttl - s.drift(ttl), Private: &grantState{ttl: ttl, token: p, h: h},
+	}
+}
+
+// keepLate adds a master's grant that came after the round was decided to
+// the grant, or deletes it if the grant was released meanwhile. It blocks
+// only to delete, which never happens when decide hands it an answer.
+func (s *Store) keepLate(key, owner string, ttl time.Duration, h *holding, a answer) {
+	if a.tok == 0 {
+		return
+	}
+	h.mu.Lock()
+	released := h.released
+	if !released {
+		h.tokens[a.i] = a.tok
+	}
+	h.mu.Unlock()
+	if released {
+		ctx, cancel := context.WithTimeout(s.bg, s.nodeTimeout(ttl))
+		defer cancel()
+		_, _ = s.nodes[a.i].Release(ctx, key, owner, a.tok)
+	}
 }
 
 // heldEarly ends a round in which another owner holds a majority before

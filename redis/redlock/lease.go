@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -17,13 +16,13 @@ var errNoState = errors.New("the grant carries no per-master state; pass the Gra
 
 func (s *Store) state(g leasehold.Grant) (*grantState, bool) {
 	st, ok := g.Private.(*grantState)
-	return st, ok && st != nil && len(st.tokens) == len(s.nodes)
+	return st, ok && st != nil && st.h != nil && len(st.h.tokens) == len(s.nodes)
 }
 
 // forged reports a grant whose token is not the one Acquire returned with
 // its per-master state.
 func forged(g leasehold.Grant, st *grantState) bool {
-	return g.Token != slices.Max(st.tokens)
+	return g.Token != st.token
 }
 
 // collect reads the answers of a renew or release round on the masters
@@ -32,7 +31,7 @@ func forged(g leasehold.Grant, st *grantState) bool {
 // it ended first.
 func (s *Store) collect(ctx context.Context, r *round, toks []uint64) (ok, refused int, errs nodeErrors, err error) {
 	for _, t := range toks {
-		if t == 0 { // it did not grant, or its answer was lost
+		if t == 0 { // it did not grant, its answer was lost or is to come
 			refused++
 		}
 	}
@@ -98,7 +97,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	ms := core.TTLMillis(ttl)
 	ttl = time.Duration(ms) * time.Millisecond
-	toks := st.tokens
+	toks := st.h.snapshot(false)
 	start := time.Now()
 	r, err := s.start(ctx, "renew", s.nodeTimeout(ttl), toks, func(nctx context.Context, i int) answer {
 		ok, err := s.nodes[i].Renew(nctx, g.Key, g.Owner, toks[i], ms)
@@ -149,8 +148,9 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		return err
 	}
 	// A master whose acquire answer was lost is left to the TTL: without
-	// its token, only the owner id could match there.
-	toks := st.tokens
+	// its token, only the owner id could match there. One whose answer is
+	// still to come deletes its grant when it comes.
+	toks := st.h.snapshot(true)
 	r, err := s.start(ctx, "release", s.nodeTimeout(st.ttl), toks, func(nctx context.Context, i int) answer {
 		ok, err := s.nodes[i].Release(nctx, g.Key, g.Owner, toks[i])
 		return answer{ok: ok, err: err}

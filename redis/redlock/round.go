@@ -12,11 +12,12 @@ import (
 
 // answer is one master's reply in a round.
 type answer struct {
-	i    int         // the master
-	tok  uint64      // acquire: the token it granted
-	held *core.Lease // acquire: the lease of the owner that holds the key
-	ok   bool        // renew, release: the script's 1
-	err  error
+	i     int         // the master
+	tok   uint64      // acquire: the token it granted
+	held  *core.Lease // acquire: the lease of the owner that holds the key
+	stale uint64      // acquire: the master's counter, at or above the token
+	ok    bool        // renew, release: the script's 1
+	err   error
 }
 
 // round is one request sent to every master at once. The caller reads the

@@ -17,6 +17,7 @@ type tally struct {
 	tokens  []uint64 // each master's token; 0 where it did not grant
 	maybe   []bool   // the master's answer was lost: it may have granted
 	granted int
+	stale   int                      // masters whose counter was at or above the token
 	held    map[string][]*core.Lease // by owner; made on the first
 	top     int                      // the most masters one owner holds
 	errs    nodeErrors
@@ -35,6 +36,9 @@ func (t *tally) add(s *Store, a answer) {
 		t.errs.add(s, a.i, a.err)
 	case a.held != nil:
 		t.addHeld(a.held)
+	case a.stale != 0:
+		t.stale++
+		s.seen(a.stale)
 	default:
 		t.tokens[a.i] = a.tok
 		t.granted++

@@ -81,38 +81,55 @@ func foreign(name, v string) error {
 // Acquire claims key for 'ttl' milliseconds. It returns the new token, or
 // the current lease when someone holds key.
 func (n *Node) Acquire(ctx context.Context, key, owner, label string, ttl int64) (uint64, *Lease, error) {
+	tok, l, _, err := n.AcquireAt(ctx, key, owner, label, ttl, 0)
+	return tok, l, err
+}
+
+// AcquireAt is Acquire with the token to grant proposed (0: the node mints
+// it). The grant gets exactly token; when key's counter has reached it, the
+// node grants nothing and returns the counter as stale (the lease, when
+// someone holds key, comes first).
+func (n *Node) AcquireAt(ctx context.Context, key, owner, label string, ttl int64, token uint64) (tok uint64, held *Lease, stale uint64, err error) {
 	lock := n.Names.Lock(key)
-	r, err := Run(ctx, n.Client, AcquireScript,
-		[]string{lock, n.Names.Counter(key)},
-		[]string{OwnerPrefix(owner), label, strconv.FormatInt(ttl, 10)})
+	args := []string{OwnerPrefix(owner), label, strconv.FormatInt(ttl, 10)}
+	if token != 0 {
+		args = append(args, strconv.FormatUint(token, 10))
+	}
+	r, err := Run(ctx, n.Client, AcquireScript, []string{lock, n.Names.Counter(key)}, args)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	a, ok := r.([]any)
 	if !ok || len(a) < 2 {
-		return 0, nil, unexpected("acquire", r)
+		return 0, nil, 0, unexpected("acquire", r)
 	}
-	granted, ok := asInt(a[0])
+	code, ok := asInt(a[0])
 	switch {
-	case ok && granted == 1 && len(a) == 2:
+	case ok && code == 1 && len(a) == 2:
 		tok, ok := asToken(a[1])
-		if !ok {
-			return 0, nil, unexpected("acquire", r)
+		if !ok || token != 0 && tok != token {
+			return 0, nil, 0, unexpected("acquire", r)
 		}
-		return tok, nil, nil
-	case ok && granted == 0 && len(a) == 3:
+		return tok, nil, 0, nil
+	case ok && code == 0 && len(a) == 3:
 		v, ok1 := asString(a[1])
 		rem, ok2 := pttl(a[2])
 		if !ok1 || !ok2 {
-			return 0, nil, unexpected("acquire", r)
+			return 0, nil, 0, unexpected("acquire", r)
 		}
 		l, ok := parseLease(v, rem)
 		if !ok {
-			return 0, nil, foreign(lock, v)
+			return 0, nil, 0, foreign(lock, v)
 		}
-		return 0, l, nil
+		return 0, l, 0, nil
+	case ok && code == 2 && len(a) == 2 && token != 0:
+		c, ok := asToken(a[1])
+		if !ok {
+			return 0, nil, 0, unexpected("acquire", r)
+		}
+		return 0, nil, c, nil
 	}
-	return 0, nil, unexpected("acquire", r)
+	return 0, nil, 0, unexpected("acquire", r)
 }
 
 // Renew extends key's lease to ttl milliseconds if owner and token hold it.

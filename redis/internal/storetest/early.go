@@ -92,9 +92,9 @@ func (e *RedlockEnv) early(t *testing.T, script *core.Script) *earlyEnv {
 	return &ee
 }
 
-// returns runs f, which must return while the slow master holds back a
-// call; a wait of 20 s stands for forever.
-func (ee *earlyEnv) returns(t *testing.T, what string, f func()) {
+// mustReturn runs f, which must return while the slow master holds back
+// its call (a wait of 20 s stands for forever).
+func (ee *earlyEnv) mustReturn(t *testing.T, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
@@ -108,9 +108,44 @@ func (ee *earlyEnv) returns(t *testing.T, what string, f func()) {
 		<-done
 		t.Fatalf("%s waited for the slow master", what)
 	}
-	if n := ee.slow.held(); n != 1 {
-		t.Fatalf("%s returned with %d calls held at the slow master, want 1 still in flight", what, n)
+	if ee.slow.held() != 1 {
+		t.Fatalf("%s returned with no call held at the slow master, want one still in flight", what)
 	}
+}
+
+// heldGrant acquires keys until do, called on the grant, returns nil while
+// its call to the slow master is held back, and returns that key.
+//
+// A renew or release can return before the slow master answers only if
+// the others that hold the grant are a majority without it; the grant may
+// lack a master whose acquire answered after Acquire returned (it joins
+// the grant when its answer comes: Holder's round trip gives it time).
+// do runs on a context that ends after 5 s, which is how an attempt whose
+// grant lacked a master ends.
+func (ee *earlyEnv) heldGrant(t *testing.T, what string, do func(ctx context.Context, g leasehold.Grant) error) string {
+	t.Helper()
+	for range 10 {
+		k := Key(t, "k")
+		g, err := ee.st.Acquire(Ctx(t), Req(k, 30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = ee.st.Holder(Ctx(t), k)
+		before := ee.slow.held()
+		ctx, cancel := context.WithTimeout(Ctx(t), 5*time.Second)
+		err = do(ctx, g)
+		cancel()
+		switch {
+		case err == nil && ee.slow.held() == before+1:
+			return k
+		case err == nil: // the grant lacked the slow master
+			_ = ee.st.Release(Ctx(t), g)
+		case !errors.Is(err, context.DeadlineExceeded):
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	t.Fatalf("no %s of 10 returned while the slow master held its call", what)
+	return ""
 }
 
 // free fails unless no master holds key.
@@ -123,29 +158,81 @@ func (ee *earlyEnv) free(t *testing.T, key, when string) {
 	}
 }
 
-// earlyAnswers checks that renew, release and a refused acquire return
+// earlyAnswers checks that acquire, renew, release and a refused acquire return
 // once a majority settles them, without waiting for the slowest master,
 // and that what that master does late is cleaned up in the background,
 // finished (with every goroutine of the store) when Close returns.
 func (e *RedlockEnv) earlyAnswers(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Run("acquire", func(t *testing.T) { e.earlyAcquire(t, false) })
+	t.Run("acquire_then_release", func(t *testing.T) { e.earlyAcquire(t, true) })
 	t.Run("renew", func(t *testing.T) { e.earlyRenew(t) })
 	t.Run("release", func(t *testing.T) { e.earlyRelease(t) })
 	t.Run("held", func(t *testing.T) { e.earlyHeld(t) })
 	t.Run("abandoned", func(t *testing.T) { e.earlyAbandoned(t) })
 }
 
+// An acquire returns once two masters of three granted. The slow master
+// grants later, the same token, which Holder reports before and after.
+// If the grant was released by then, that late grant is deleted.
+func (e *RedlockEnv) earlyAcquire(t *testing.T, release bool) {
+	ee := e.early(t, core.AcquireScript)
+	k := Key(t, "k")
+	var (
+		g   leasehold.Grant
+		err error
+	)
+	ee.mustReturn(t, "acquire", func() { g, err = ee.st.Acquire(Ctx(t), Req(k, 30*time.Second)) })
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if h, err := ee.st.Holder(Ctx(t), k); err != nil || h.Token != g.Token {
+		t.Fatalf("Holder before the slow master granted: %+v, %v; want token %d", h, err, g.Token)
+	}
+	if release {
+		if err := ee.st.Release(Ctx(t), g); err != nil {
+			t.Fatalf("release: %v", err)
+		}
+		ee.slow.open()
+		ee.st.Close() // waits for the late grant and its deletion
+		ee.free(t, k, "after Close")
+		return
+	}
+	ee.slow.open()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l, err := ee.nodes[2].Holder(Ctx(t), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l != nil {
+			if l.Token != g.Token {
+				t.Fatalf("the slow master granted token %d, want the grant's %d", l.Token, g.Token)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow master never granted")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if h, err := ee.st.Holder(Ctx(t), k); err != nil || h.Token != g.Token {
+		t.Fatalf("Holder after the slow master granted: %+v, %v; want token %d", h, err, g.Token)
+	}
+	if err := ee.st.Release(Ctx(t), g); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	ee.st.Close()
+	ee.free(t, k, "after the release")
+}
+
 func (e *RedlockEnv) earlyRenew(t *testing.T) {
 	ee := e.early(t, core.RenewScript)
-	k := Key(t, "k")
-	g, err := ee.st.Acquire(Ctx(t), Req(k, 30*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ee.returns(t, "renew", func() {
-		if _, err = ee.st.Renew(Ctx(t), g); err != nil {
-			t.Errorf("renew: %v", err)
-		}
+	var g leasehold.Grant
+	k := ee.heldGrant(t, "renew", func(ctx context.Context, gr leasehold.Grant) error {
+		g = gr
+		_, err := ee.st.Renew(ctx, gr)
+		return err
 	})
 	ee.slow.open()
 	if err := ee.st.Release(Ctx(t), g); err != nil {
@@ -157,16 +244,7 @@ func (e *RedlockEnv) earlyRenew(t *testing.T) {
 
 func (e *RedlockEnv) earlyRelease(t *testing.T) {
 	ee := e.early(t, core.ReleaseScript)
-	k := Key(t, "k")
-	g, err := ee.st.Acquire(Ctx(t), Req(k, 30*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ee.returns(t, "release", func() {
-		if err := ee.st.Release(Ctx(t), g); err != nil {
-			t.Errorf("release: %v", err)
-		}
-	})
+	k := ee.heldGrant(t, "release", func(ctx context.Context, g leasehold.Grant) error { return ee.st.Release(ctx, g) })
 	if _, err := ee.st.Holder(Ctx(t), k); !errors.Is(err, leasehold.ErrNotHeld) {
 		t.Errorf("Holder after the release: %v, want ErrNotHeld", err)
 	}
@@ -191,7 +269,7 @@ func (e *RedlockEnv) earlyHeld(t *testing.T) {
 		tok = max(tok, tk)
 	}
 	var err error
-	ee.returns(t, "a refused acquire", func() { _, err = ee.st.Acquire(Ctx(t), Req(k, 30*time.Second)) })
+	ee.mustReturn(t, "a refused acquire", func() { _, err = ee.st.Acquire(Ctx(t), Req(k, 30*time.Second)) })
 	var he *leasehold.HeldError
 	if !errors.As(err, &he) || he.Label != "other" || he.Token != 0 && he.Token != tok {
 		t.Fatalf("acquire: %v, want a HeldError naming the other owner", err)
@@ -203,14 +281,19 @@ func (e *RedlockEnv) earlyHeld(t *testing.T) {
 	}
 }
 
-// The caller gives up while the slow master has not answered: the acquire
-// returns at once, and what it took everywhere is deleted by its tokens.
+// The caller gives up while the slow master has not answered (and the
+// acquire needs it: another owner holds the first master): the acquire
+// returns at once, and what it took is deleted by its tokens.
 func (e *RedlockEnv) earlyAbandoned(t *testing.T) {
 	ee := e.early(t, core.AcquireScript)
 	k := Key(t, "k")
+	other := Req(k, 30*time.Second)
+	if _, l, err := ee.nodes[0].Acquire(Ctx(t), k, other.Owner, other.Label, 30_000); err != nil || l != nil {
+		t.Fatalf("the other owner's lease on master 0: %+v, %v", l, err)
+	}
 	ctx, cancel := context.WithCancel(Ctx(t))
 	var err error
-	ee.returns(t, "an abandoned acquire", func() {
+	ee.mustReturn(t, "an abandoned acquire", func() {
 		go func() {
 			for ee.slow.held() == 0 {
 				time.Sleep(time.Millisecond)
@@ -224,5 +307,10 @@ func (e *RedlockEnv) earlyAbandoned(t *testing.T) {
 	}
 	ee.slow.open()
 	ee.st.Close()
-	ee.free(t, k, "after Close")
+	for i, n := range ee.nodes {
+		l, err := n.Holder(Ctx(t), k)
+		if err != nil || i == 0 && (l == nil || l.Owner != other.Owner) || i > 0 && l != nil {
+			t.Errorf("master %d after Close: %+v, %v; want the other owner's lease on master 0 and nothing on the others", i, l, err)
+		}
+	}
 }
