@@ -2,19 +2,25 @@
 // following the Redlock algorithm: a lease is held when a majority
 // (N/2+1) of the masters granted it within its validity time.
 //
-// Acquire sends the acquire script to every master at once, reading the
-// monotonic clock before the first request. It succeeds when a majority
-// granted and the validity, TTL - elapsed - drift (drift = TTL*DriftFactor +
-// 2 ms), is still positive; the grant's TTL is TTL - drift, counted from
-// that first reading, so the holder's deadline never outlives the
-// majority's. A grant waits for every master's answer (or its node
-// timeout), since its token is the largest of its masters' and Holder
-// reports the same. Otherwise it releases what it got on every master and
-// fails: with a *leasehold.HeldError when a majority is held by others,
-// with a *leasehold.StoreError naming the unreachable masters when too few
-// answered. A HeldError comes as soon as another owner holds a majority;
-// what this attempt got, and what slower masters grant it later, is then
-// released in the background.
+// Acquire proposes one token (the wall clock in microseconds, above every
+// token the store proposed or saw) and sends the acquire script with it to
+// every master at once, reading the monotonic clock before the first
+// request. A master grants that token, and only above its own counter, so
+// every master of a grant holds the same token. The acquire decides as
+// soon as the answers settle it, without waiting for the slowest master:
+// it succeeds when a majority granted and the validity, TTL - elapsed -
+// drift (drift = TTL*DriftFactor + 2 ms), is still positive; the grant's
+// TTL is TTL - drift, counted from that first reading, so the holder's
+// deadline never outlives the majority's. A master that grants after that
+// joins the grant (Renew extends it, Release deletes it; if the grant was
+// released meanwhile, it is deleted at once). A HeldError comes as soon as
+// another owner holds a majority, and what the attempt got is released in
+// the background. Otherwise the acquire waits for every master (or its
+// node timeout), releases what it got on every master and fails: with a
+// *leasehold.HeldError when a majority is held by others, with a
+// *leasehold.StoreError naming the unreachable masters when too few
+// answered; masters whose counter had reached the token make it propose a
+// larger one.
 //
 // Renew extends on every master that granted and succeeds on a majority;
 // Release deletes on every master and succeeds on a majority. Both return
@@ -49,10 +55,11 @@ const Name = "redlock"
 
 // TokenCaveat says why Redlock's tokens must not be used as fences.
 const TokenCaveat = `not a fence: "Redlock does not have any facility for generating fencing tokens" ` +
-	`(Kleppmann, How to do distributed locking, 2016). Each master mints its own token and a grant reports ` +
-	`the largest of its majority's, but a holder paused past its validity, a master whose clock jumps forward ` +
-	`or a master restarted without persistence lets a second client win a majority while the first still ` +
-	`believes it holds the lease, and nothing makes the second client's token the larger`
+	`(Kleppmann, How to do distributed locking, 2016). This store proposes one token per acquire (its clock in ` +
+	`microseconds, above every token it has seen) and a master grants it only above its own counter, so where ` +
+	`two majorities meet, a master that kept its counter orders their tokens; but a master restarted without ` +
+	`persistence forgets its counter, and then a client whose clock is behind the previous holder's can win a ` +
+	`majority with a smaller token while the first still believes it holds the lease`
 
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
