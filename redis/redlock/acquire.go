@@ -123,31 +123,11 @@ func (s *Store) failed(ctx context.Context, req leasehold.AcquireRequest, ttl ti
 // grant ends a round that won a majority in time. The masters that grant
 // after it join the grant (or are released, if the grant was).
 func (s *Store) grant(r *round, req leasehold.AcquireRequest, ttl time.Duration, p uint64, t *tally) leasehold.Grant {
-	h := &holding{tokens: t.tokens}
+	h := newHolding(t.tokens, t.answered)
 	r.decide(func(a answer) { s.keepLate(req.Key, req.Owner, ttl, h, a) })
 	return leasehold.Grant{
 		Key: req.Key, Owner: req.Owner, Label: req.Label,
 		Token: p, TTL: ttl - s.drift(ttl), Private: &grantState{ttl: ttl, token: p, h: h},
-	}
-}
-
-// keepLate adds a master's grant that came after the round was decided to
-// the grant, or deletes it if the grant was released meanwhile. It blocks
-// only to delete, which never happens when decide hands it an answer.
-func (s *Store) keepLate(key, owner string, ttl time.Duration, h *holding, a answer) {
-	if a.tok == 0 {
-		return
-	}
-	h.mu.Lock()
-	released := h.released
-	if !released {
-		h.tokens[a.i] = a.tok
-	}
-	h.mu.Unlock()
-	if released {
-		ctx, cancel := context.WithTimeout(s.bg, s.nodeTimeout(ttl))
-		defer cancel()
-		_, _ = s.nodes[a.i].Release(ctx, key, owner, a.tok)
 	}
 }
 

@@ -26,12 +26,12 @@ func forged(g leasehold.Grant, st *grantState) bool {
 }
 
 // collect reads the answers of a renew or release round on the masters
-// of toks until they settle it (see settled), and ends the round. A master
-// without a token counts as refused. err is the caller's context's, when
-// it ended first.
-func (s *Store) collect(ctx context.Context, r *round, toks []uint64) (ok, refused int, errs nodeErrors, err error) {
-	for _, t := range toks {
-		if t == 0 { // it did not grant, its answer was lost or is to come
+// of targets until they settle it (see settled), and ends the round. A
+// master that is not a target counts as refused. err is the caller's
+// context's, when it ended first.
+func (s *Store) collect(ctx context.Context, r *round, targets []bool) (ok, refused int, errs nodeErrors, err error) {
+	for _, t := range targets {
+		if !t { // it did not grant, or its answer was lost
 			refused++
 		}
 	}
@@ -97,16 +97,23 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	ms := core.TTLMillis(ttl)
 	ttl = time.Duration(ms) * time.Millisecond
-	toks := st.h.snapshot(false)
+	toks, targets := st.h.view(false)
 	start := time.Now()
-	r, err := s.start(ctx, "renew", s.nodeTimeout(ttl), toks, func(nctx context.Context, i int) answer {
-		ok, err := s.nodes[i].Renew(nctx, g.Key, g.Owner, toks[i], ms)
+	r, err := s.start(ctx, "renew", s.nodeTimeout(ttl), targets, func(nctx context.Context, i int) answer {
+		tok := toks[i]
+		if tok == 0 { // its acquire answer came late, or is still to come
+			var err error
+			if tok, _, err = st.h.await(nctx, i); tok == 0 || err != nil {
+				return answer{err: err}
+			}
+		}
+		ok, err := s.nodes[i].Renew(nctx, g.Key, g.Owner, tok, ms)
 		return answer{ok: ok, err: err}
 	})
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	renewed, refused, errs, err := s.collect(ctx, r, toks)
+	renewed, refused, errs, err := s.collect(ctx, r, targets)
 	elapsed := time.Since(start)
 	if err != nil {
 		return leasehold.Grant{}, err
@@ -149,16 +156,25 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	}
 	// A master whose acquire answer was lost is left to the TTL: without
 	// its token, only the owner id could match there. One whose answer is
-	// still to come deletes its grant when it comes.
-	toks := st.h.snapshot(true)
-	r, err := s.start(ctx, "release", s.nodeTimeout(st.ttl), toks, func(nctx context.Context, i int) answer {
-		ok, err := s.nodes[i].Release(nctx, g.Key, g.Owner, toks[i])
+	// still to come deletes its grant when it comes: the release counts
+	// that.
+	toks, targets := st.h.view(true)
+	r, err := s.start(ctx, "release", s.nodeTimeout(st.ttl), targets, func(nctx context.Context, i int) answer {
+		tok := toks[i]
+		if tok == 0 {
+			t, freed, err := st.h.await(nctx, i)
+			if t == 0 || err != nil {
+				return answer{ok: freed, err: err}
+			}
+			tok = t
+		}
+		ok, err := s.nodes[i].Release(nctx, g.Key, g.Owner, tok)
 		return answer{ok: ok, err: err}
 	})
 	if err != nil {
 		return err
 	}
-	released, refused, errs, err := s.collect(ctx, r, toks)
+	released, refused, errs, err := s.collect(ctx, r, targets)
 	if err != nil {
 		return err
 	}

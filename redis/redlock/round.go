@@ -64,15 +64,15 @@ func (c *reqCtx) Value(key any) any {
 	return c.vals.Value(key)
 }
 
-// start sends req to every master, or to those whose only[i] is not zero
-// when only is not nil. It fails with ErrClosed once Close has begun.
-func (s *Store) start(ctx context.Context, op string, timeout time.Duration, only []uint64,
+// start sends req to every master, or to those whose targets[i] is set
+// when targets is not nil. It fails with ErrClosed once Close has begun.
+func (s *Store) start(ctx context.Context, op string, timeout time.Duration, targets []bool,
 	req func(ctx context.Context, i int) answer) (*round, error) {
 	n := len(s.nodes)
-	if only != nil {
+	if targets != nil {
 		n = 0
-		for _, t := range only {
-			if t != 0 {
+		for _, t := range targets {
+			if t {
 				n++
 			}
 		}
@@ -93,7 +93,7 @@ func (s *Store) start(ctx context.Context, op string, timeout time.Duration, onl
 	r.ctx = reqCtx{Context: dctx, vals: ctx}
 	r.running.Store(int32(n))
 	for i := range s.nodes {
-		if only == nil || only[i] != 0 {
+		if targets == nil || targets[i] {
 			s.dispatch(r, i)
 		}
 	}

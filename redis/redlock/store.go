@@ -40,7 +40,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -199,31 +198,6 @@ func (s *Store) each(ctx context.Context, timeout time.Duration, f func(ctx cont
 		}()
 	}
 	wg.Wait()
-}
-
-// grantState is a grant's per-master state, kept in Grant.Private.
-type grantState struct {
-	ttl   time.Duration // the TTL applied on the masters
-	token uint64        // the grant's token, the same on each of its masters
-	h     *holding      // shared by the copies Renew makes
-}
-
-// holding is where a grant is held: each master's token, 0 where it did
-// not grant. A master that grants after Acquire returned is added here,
-// unless the grant was released by then.
-type holding struct {
-	mu       sync.Mutex
-	tokens   []uint64
-	released bool // Release was called: a late grant is deleted, not kept
-}
-
-// snapshot copies the tokens; with release, it marks the grant released
-// first, so that a grant coming later is deleted by its own goroutine.
-func (h *holding) snapshot(release bool) []uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.released = h.released || release
-	return slices.Clone(h.tokens)
 }
 
 // propose returns the token of a new acquire: the wall clock in

@@ -14,22 +14,24 @@ import (
 // tally is the outcome of one round of requests to every master, as far
 // as its caller read the answers.
 type tally struct {
-	tokens  []uint64 // each master's token; 0 where it did not grant
-	maybe   []bool   // the master's answer was lost: it may have granted
-	granted int
-	stale   int                      // masters whose counter was at or above the token
-	held    map[string][]*core.Lease // by owner; made on the first
-	top     int                      // the most masters one owner holds
-	errs    nodeErrors
-	elapsed time.Duration
+	tokens   []uint64 // each master's token; 0 where it did not grant
+	maybe    []bool   // the master's answer was lost: it may have granted
+	answered []bool   // the caller read the master's answer
+	granted  int
+	stale    int                      // masters whose counter was at or above the token
+	held     map[string][]*core.Lease // by owner; made on the first
+	top      int                      // the most masters one owner holds
+	errs     nodeErrors
+	elapsed  time.Duration
 }
 
 func newTally(n int) tally {
-	return tally{tokens: make([]uint64, n), maybe: make([]bool, n)}
+	return tally{tokens: make([]uint64, n), maybe: make([]bool, n), answered: make([]bool, n)}
 }
 
 // add counts an acquire's answer.
 func (t *tally) add(s *Store, a answer) {
+	t.answered[a.i] = true
 	switch {
 	case a.err != nil:
 		t.maybe[a.i] = true

@@ -3,7 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
-	"sync"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,58 +15,13 @@ import (
 	"github.com/leasehold-go/leasehold/redis/redlock"
 )
 
-// gatedClient stands for a slow master: the calls of one script wait until
-// the test opens the gate (or their context ends), then go through.
-type gatedClient struct {
-	lhredis.Client
-	script *core.Script
-
-	mu      sync.Mutex
-	gate    chan struct{} // closed: open
-	waiting int
-}
-
-func (c *gatedClient) hold(ctx context.Context, sha, src string) {
-	if scriptOf(sha, src) != c.script {
-		return
-	}
-	c.mu.Lock()
-	gate := c.gate
-	c.waiting++
-	c.mu.Unlock()
-	select {
-	case <-gate:
-	case <-ctx.Done():
-	}
-	c.mu.Lock()
-	c.waiting--
-	c.mu.Unlock()
-}
-
-func (c *gatedClient) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
-	c.hold(ctx, sha, "")
-	return c.Client.EvalSha(ctx, sha, keys, args)
-}
-
-func (c *gatedClient) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
-	c.hold(ctx, "", src)
-	return c.Client.Eval(ctx, src, keys, args)
-}
-
-// held is the number of calls waiting at the gate.
-func (c *gatedClient) held() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.waiting
-}
-
-func (c *gatedClient) open() { close(c.gate) }
-
 // earlyEnv is a store over the first three masters whose third one holds
-// back the calls of script, and the raw nodes of the three.
+// back the calls of script and whose first one can be turned off, and the
+// raw nodes of the three.
 type earlyEnv struct {
 	st    *redlock.Store
 	slow  *gatedClient
+	first *downClient
 	nodes []*core.Node
 }
 
@@ -82,6 +37,8 @@ func (e *RedlockEnv) early(t *testing.T, script *core.Script) *earlyEnv {
 	}
 	ee.slow = &gatedClient{Client: clients[2], script: script, gate: make(chan struct{})}
 	clients[2] = ee.slow
+	ee.first = &downClient{Client: clients[0]}
+	clients[0] = ee.first
 	// A node timeout far beyond the test: a call that waited for the
 	// slow master would wait for the gate.
 	st, err := redlock.New(clients, &redlock.Options{NodeTimeout: time.Minute})
@@ -166,6 +123,7 @@ func (e *RedlockEnv) earlyAnswers(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	t.Run("acquire", func(t *testing.T) { e.earlyAcquire(t, false) })
 	t.Run("acquire_then_release", func(t *testing.T) { e.earlyAcquire(t, true) })
+	t.Run("acquire_then_renew_on_the_late_master", func(t *testing.T) { e.earlyRenewLate(t) })
 	t.Run("renew", func(t *testing.T) { e.earlyRenew(t) })
 	t.Run("release", func(t *testing.T) { e.earlyRelease(t) })
 	t.Run("held", func(t *testing.T) { e.earlyHeld(t) })
@@ -219,6 +177,41 @@ func (e *RedlockEnv) earlyAcquire(t *testing.T, release bool) {
 	if h, err := ee.st.Holder(Ctx(t), k); err != nil || h.Token != g.Token {
 		t.Fatalf("Holder after the slow master granted: %+v, %v; want token %d", h, err, g.Token)
 	}
+	if err := ee.st.Release(Ctx(t), g); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	ee.st.Close()
+	ee.free(t, k, "after the release")
+}
+
+// An acquire returns once two masters of three granted; then one of the
+// two goes down. A renewal needs the third, whose grant had not come when
+// Acquire returned: it waits for it and renews it.
+func (e *RedlockEnv) earlyRenewLate(t *testing.T) {
+	ee := e.early(t, core.AcquireScript)
+	k := Key(t, "k")
+	var (
+		g   leasehold.Grant
+		err error
+	)
+	ee.mustReturn(t, "acquire", func() { g, err = ee.st.Acquire(Ctx(t), Req(k, 30*time.Second)) })
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	ee.first.down.Store(true)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ee.st.Renew(Ctx(t), g)
+		errc <- err
+	}()
+	for ee.first.calls.Load() == 0 { // the renewal was sent
+		time.Sleep(time.Millisecond)
+	}
+	ee.slow.open()
+	if err := <-errc; err != nil {
+		t.Fatalf("renew with the first master down and the third's grant late: %v", err)
+	}
+	ee.first.down.Store(false)
 	if err := ee.st.Release(Ctx(t), g); err != nil {
 		t.Fatalf("release: %v", err)
 	}
@@ -312,5 +305,32 @@ func (e *RedlockEnv) earlyAbandoned(t *testing.T) {
 		if err != nil || i == 0 && (l == nil || l.Owner != other.Owner) || i > 0 && l != nil {
 			t.Errorf("master %d after Close: %+v, %v; want the other owner's lease on master 0 and nothing on the others", i, l, err)
 		}
+	}
+}
+
+// Three masters of five have a token counter an hour ahead of the clock (a
+// client whose clock was ahead): the first round is refused there, and the
+// acquire proposes a token above their counters, which all five grant.
+func (e *RedlockEnv) counterAhead(t *testing.T) {
+	st := e.open(t)
+	k := Key(t, "k")
+	ahead := uint64(time.Now().Add(time.Hour).UnixMicro())
+	for _, m := range e.Masters[:3] {
+		if _, err := m.Command(Ctx(t), "SET", names(t).Counter(k), strconv.FormatUint(ahead, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := st.Acquire(Ctx(t), Req(k, 30*time.Second))
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if g.Token <= ahead {
+		t.Fatalf("token %d, want above the counters' %d", g.Token, ahead)
+	}
+	if h, err := st.Holder(Ctx(t), k); err != nil || h.Token != g.Token {
+		t.Fatalf("Holder = %+v, %v; want token %d", h, err, g.Token)
+	}
+	if err := st.Release(Ctx(t), g); err != nil {
+		t.Fatal(err)
 	}
 }
