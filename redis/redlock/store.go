@@ -23,9 +23,11 @@
 // larger one.
 //
 // Renew extends on every master that granted and succeeds on a majority;
-// Release deletes on every master and succeeds on a majority. Both return
-// as soon as the answers settle the outcome (a majority agreed, or no
-// longer can); the slower masters' requests finish in the background.
+// Release deletes on every master and succeeds on a majority. A master
+// whose acquire answer had not come when Acquire returned is included:
+// its request waits for that answer. Both return as soon as the answers
+// settle the outcome (a majority agreed, or no longer can); the slower
+// masters' requests finish in the background.
 //
 // A caller whose context ends gets its error at once. The requests in
 // flight are not cancelled: they finish in the background, bounded by the
