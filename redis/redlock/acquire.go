@@ -61,8 +61,9 @@ func (s *Store) acquireOnce(ctx context.Context, req leasehold.AcquireRequest) (
 	p := s.propose()
 	t := newTally(len(s.nodes))
 	start := time.Now()
+	c := s.names.AcquireCall(req.Key, req.Owner, req.Label, ms, p)
 	r, err := s.start(ctx, "acquire", s.nodeTimeout(ttl), nil, func(nctx context.Context, i int) answer {
-		tok, h, stale, err := s.nodes[i].AcquireAt(nctx, req.Key, req.Owner, req.Label, ms, p)
+		tok, h, stale, err := s.nodes[i].AcquireWith(nctx, c)
 		return answer{tok: tok, held: h, stale: stale, err: err}
 	})
 	if err != nil {

@@ -99,15 +99,14 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	ttl = time.Duration(ms) * time.Millisecond
 	toks, targets := st.h.view(false)
 	start := time.Now()
+	c := s.names.RenewCall(g.Key, g.Owner, st.token, ms)
 	r, err := s.start(ctx, "renew", s.nodeTimeout(ttl), targets, func(nctx context.Context, i int) answer {
-		tok := toks[i]
-		if tok == 0 { // its acquire answer came late, or is still to come
-			var err error
-			if tok, _, err = st.h.await(nctx, i); tok == 0 || err != nil {
+		if toks[i] == 0 { // its acquire answer came late, or is still to come
+			if tok, _, err := st.h.await(nctx, i); tok == 0 || err != nil {
 				return answer{err: err}
 			}
 		}
-		ok, err := s.nodes[i].Renew(nctx, g.Key, g.Owner, tok, ms)
+		ok, err := s.nodes[i].RenewWith(nctx, c)
 		return answer{ok: ok, err: err}
 	})
 	if err != nil {
@@ -159,16 +158,14 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	// still to come deletes its grant when it comes: the release counts
 	// that.
 	toks, targets := st.h.view(true)
+	c := s.names.ReleaseCall(g.Key, g.Owner, st.token)
 	r, err := s.start(ctx, "release", s.nodeTimeout(st.ttl), targets, func(nctx context.Context, i int) answer {
-		tok := toks[i]
-		if tok == 0 {
-			t, freed, err := st.h.await(nctx, i)
-			if t == 0 || err != nil {
+		if toks[i] == 0 {
+			if tok, freed, err := st.h.await(nctx, i); tok == 0 || err != nil {
 				return answer{ok: freed, err: err}
 			}
-			tok = t
 		}
-		ok, err := s.nodes[i].Release(nctx, g.Key, g.Owner, tok)
+		ok, err := s.nodes[i].ReleaseWith(nctx, c)
 		return answer{ok: ok, err: err}
 	})
 	if err != nil {

@@ -84,6 +84,7 @@ type Options struct {
 type Store struct {
 	clients []lhredis.Client
 	nodes   []core.Node
+	names   core.Names // every node's
 	notify  []*core.Notifier
 	pools   []pool
 	quorum  int
@@ -129,7 +130,7 @@ func New(clients []lhredis.Client, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
 	}
-	s := &Store{clients: clients, quorum: len(clients)/2 + 1, opts: o, pools: make([]pool, len(clients))}
+	s := &Store{clients: clients, names: names, quorum: len(clients)/2 + 1, opts: o, pools: make([]pool, len(clients))}
 	for i, c := range clients {
 		if c == nil {
 			return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("client %d is nil", i)}
