@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -17,13 +16,52 @@ var errNoState = errors.New("the grant carries no per-master state; pass the Gra
 
 func (s *Store) state(g leasehold.Grant) (*grantState, bool) {
 	st, ok := g.Private.(*grantState)
-	return st, ok && st != nil && len(st.tokens) == len(s.nodes)
+	return st, ok && st != nil && st.h != nil && len(st.h.tokens) == len(s.nodes)
 }
 
 // forged reports a grant whose token is not the one Acquire returned with
 // its per-master state.
 func forged(g leasehold.Grant, st *grantState) bool {
-	return g.Token != slices.Max(st.tokens)
+	return g.Token != st.token
+}
+
+// collect reads the answers of a renew or release round on the masters
+// of targets until they settle it (see settled), and ends the round. A
+// master that is not a target counts as refused. err is the caller's
+// context's, when it ended first.
+func (s *Store) collect(ctx context.Context, r *round, targets []bool) (ok, refused int, errs nodeErrors, err error) {
+	for _, t := range targets {
+		if !t { // it did not grant, or its answer was lost
+			refused++
+		}
+	}
+	for !s.settled(ok, refused, r.left) {
+		a, err := r.next(ctx)
+		if err != nil {
+			r.decide(nil)
+			return ok, refused, errs, err
+		}
+		switch {
+		case a.err != nil:
+			errs.add(s, a.i, a.err)
+		case a.ok:
+			ok++
+		default:
+			refused++
+		}
+	}
+	r.decide(nil)
+	return ok, refused, errs, nil
+}
+
+// settled reports whether the answers of a renew or release decide it:
+// ok of them succeeded, refused did not hold the grant, pending are still
+// to come. It is decided when ok is a majority, when refused leave no
+// majority (ErrNotHeld), or when no answer to come can make either true
+// (a store error).
+func (s *Store) settled(ok, refused, pending int) bool {
+	n, q := len(s.nodes), s.quorum
+	return ok >= q || refused > n-q || ok+pending < q && refused+pending <= n-q
 }
 
 // applied returns g with the TTL that Renew applies on the masters: the
@@ -59,36 +97,27 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	ms := core.TTLMillis(ttl)
 	ttl = time.Duration(ms) * time.Millisecond
-	var (
-		mu               sync.Mutex
-		renewed, refused int
-		errs             nodeErrors
-	)
+	toks, targets := st.h.view(false)
 	start := time.Now()
-	s.each(ctx, s.nodeTimeout(ttl), func(nctx context.Context, i int) {
-		if st.tokens[i] == 0 {
-			mu.Lock()
-			refused++
-			mu.Unlock()
-			return
+	c := s.names.RenewCall(g.Key, g.Owner, st.token, ms)
+	r, err := s.start(ctx, "renew", s.nodeTimeout(ttl), targets, func(nctx context.Context, i int) answer {
+		if toks[i] == 0 { // its acquire answer came late, or is still to come
+			if tok, _, err := st.h.await(nctx, i); tok == 0 || err != nil {
+				return answer{err: err}
+			}
 		}
-		ok, err := s.nodes[i].Renew(nctx, g.Key, g.Owner, st.tokens[i], ms)
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case err != nil:
-			errs.add(s, i, err)
-		case ok:
-			renewed++
-		default:
-			refused++
-		}
+		ok, err := s.nodes[i].RenewWith(nctx, c)
+		return answer{ok: ok, err: err}
 	})
-	elapsed := time.Since(start)
-	drift := s.drift(ttl)
-	if err := ctx.Err(); err != nil && renewed < s.quorum {
+	if err != nil {
 		return leasehold.Grant{}, err
 	}
+	renewed, refused, errs, err := s.collect(ctx, r, targets)
+	elapsed := time.Since(start)
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
+	drift := s.drift(ttl)
 	switch {
 	case refused > len(s.nodes)-s.quorum:
 		return leasehold.Grant{}, fmt.Errorf("renew %q: %d of %d masters refused: %w", g.Key, refused, len(s.nodes), leasehold.ErrNotHeld)
@@ -124,32 +153,28 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := s.check(ctx, "release"); err != nil {
 		return err
 	}
-	var (
-		mu                sync.Mutex
-		released, refused int
-		errs              nodeErrors
-	)
-	s.each(ctx, s.nodeTimeout(st.ttl), func(nctx context.Context, i int) {
-		// A master whose acquire answer was lost is left to the TTL:
-		// without its token, only the owner id could match there.
-		if st.tokens[i] == 0 {
-			mu.Lock()
-			refused++
-			mu.Unlock()
-			return
+	// A master whose acquire answer was lost is left to the TTL: without
+	// its token, only the owner id could match there. One whose answer is
+	// still to come deletes its grant when it comes: the release counts
+	// that.
+	toks, targets := st.h.view(true)
+	c := s.names.ReleaseCall(g.Key, g.Owner, st.token)
+	r, err := s.start(ctx, "release", s.nodeTimeout(st.ttl), targets, func(nctx context.Context, i int) answer {
+		if toks[i] == 0 {
+			if tok, freed, err := st.h.await(nctx, i); tok == 0 || err != nil {
+				return answer{ok: freed, err: err}
+			}
 		}
-		ok, err := s.nodes[i].Release(nctx, g.Key, g.Owner, st.tokens[i])
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case err != nil:
-			errs.add(s, i, err)
-		case ok:
-			released++
-		default:
-			refused++
-		}
+		ok, err := s.nodes[i].ReleaseWith(nctx, c)
+		return answer{ok: ok, err: err}
 	})
+	if err != nil {
+		return err
+	}
+	released, refused, errs, err := s.collect(ctx, r, targets)
+	if err != nil {
+		return err
+	}
 	switch {
 	case released >= s.quorum:
 		return nil
@@ -175,7 +200,7 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 	}
 	var (
 		mu   sync.Mutex
-		t    = tally{held: make(map[string][]*core.Lease)}
+		t    tally
 		free int
 	)
 	s.each(ctx, s.nodeTimeout(10*time.Second), func(nctx context.Context, i int) {
@@ -188,7 +213,7 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 		case l == nil:
 			free++
 		default:
-			t.held[l.Owner] = append(t.held[l.Owner], l)
+			t.addHeld(l)
 		}
 	})
 	if err := ctx.Err(); err != nil {

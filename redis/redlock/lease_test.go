@@ -37,7 +37,7 @@ func TestRenewChecksTheAppliedTTL(t *testing.T) {
 	ttl := s.Info().MinTTL
 	g := leasehold.Grant{
 		Key: "k", Owner: "o", Token: 7, TTL: ttl - s.drift(ttl),
-		Private: &grantState{ttl: ttl, tokens: []uint64{7, 7, 0}, maybe: make([]bool, 3)},
+		Private: &grantState{ttl: ttl, token: 7, h: newHolding([]uint64{7, 7, 0}, []bool{true, true, true})},
 	}
 	if g.TTL >= s.Info().MinTTL {
 		t.Fatalf("validity %s is not below MinTTL %s: the test checks nothing", g.TTL, s.Info().MinTTL)

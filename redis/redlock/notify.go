@@ -53,12 +53,23 @@ func (s *Store) Subscribe(ctx context.Context, key string) (<-chan struct{}, fun
 	}, nil
 }
 
+// closeGrace is how long Close waits for requests still in flight: the
+// answers of masters slower than the majority, and clean-ups.
+const closeGrace = time.Second
+
 // Close closes the store's pub/sub connections, and the clients when the
-// store owns them. Leases are not released; their TTLs end them.
+// store owns them. It first waits up to a second for the requests still in
+// flight (the answers of masters slower than the majority, the clean-ups of
+// failed acquires), then abandons them. Leases are not released; their TTLs
+// end them.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	s.mu.Lock()
+	was := s.closed.Swap(true)
+	s.mu.Unlock()
+	if was {
 		return nil
 	}
+	s.settle()
 	var errs []error
 	for _, n := range s.notify {
 		if err := n.Close(); err != nil {
@@ -76,4 +87,23 @@ func (s *Store) Close() error {
 		return &leasehold.StoreError{Store: Name, Op: "close", Err: err}
 	}
 	return nil
+}
+
+// settle waits up to closeGrace for the requests in flight, then ends
+// them (their context is bg), and the pools' goroutines with them.
+func (s *Store) settle() {
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(closeGrace)
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	t.Stop()
+	s.stop()
+	<-done
+	s.workers.Wait()
 }

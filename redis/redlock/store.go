@@ -2,16 +2,37 @@
 // following the Redlock algorithm: a lease is held when a majority
 // (N/2+1) of the masters granted it within its validity time.
 //
-// Acquire sends the acquire script to every master at once, reading the
-// monotonic clock before the first request. It succeeds when a majority
-// granted and the validity, TTL - elapsed - drift (drift = TTL*DriftFactor +
-// 2 ms), is still positive; the grant's TTL is TTL - drift, counted from
-// that first reading, so the holder's deadline never outlives the
-// majority's. Otherwise it releases what it got on every master and fails:
-// with a *leasehold.HeldError when a majority is held by others, with a
+// Acquire proposes one token (the wall clock in microseconds, above every
+// token the store proposed or saw) and sends the acquire script with it to
+// every master at once, reading the monotonic clock before the first
+// request. A master grants that token, and only above its own counter, so
+// every master of a grant holds the same token. The acquire decides as
+// soon as the answers settle it, without waiting for the slowest master:
+// it succeeds when a majority granted and the validity, TTL - elapsed -
+// drift (drift = TTL*DriftFactor + 2 ms), is still positive; the grant's
+// TTL is TTL - drift, counted from that first reading, so the holder's
+// deadline never outlives the majority's. A master that grants after that
+// joins the grant (Renew extends it, Release deletes it; if the grant was
+// released meanwhile, it is deleted at once). A HeldError comes as soon as
+// another owner holds a majority, and what the attempt got is released in
+// the background. Otherwise the acquire waits for every master (or its
+// node timeout), releases what it got on every master and fails: with a
+// *leasehold.HeldError when a majority is held by others, with a
 // *leasehold.StoreError naming the unreachable masters when too few
-// answered. Renew extends on every master that granted and succeeds on a
-// majority; Release deletes on every master.
+// answered; masters whose counter had reached the token make it propose a
+// larger one.
+//
+// Renew extends on every master that granted and succeeds on a majority;
+// Release deletes on every master and succeeds on a majority. A master
+// whose acquire answer had not come when Acquire returned is included:
+// its request waits for that answer. Both return as soon as the answers
+// settle the outcome (a majority agreed, or no longer can); the slower
+// masters' requests finish in the background.
+//
+// A caller whose context ends gets its error at once. The requests in
+// flight are not cancelled: they finish in the background, bounded by the
+// node timeout, and what an abandoned acquire took is released by its
+// tokens. Close waits up to a second for that work, then abandons it.
 //
 // Tokens are not safe fences (Info.SafeTokens is false): see TokenCaveat.
 // Use the redis store on one Redis deployment when you need fencing.
@@ -35,10 +56,11 @@ const Name = "redlock"
 
 // TokenCaveat says why Redlock's tokens must not be used as fences.
 const TokenCaveat = `not a fence: "Redlock does not have any facility for generating fencing tokens" ` +
-	`(Kleppmann, How to do distributed locking, 2016). Each master mints its own token and a grant reports ` +
-	`the largest of its majority's, but a holder paused past its validity, a master whose clock jumps forward ` +
-	`or a master restarted without persistence lets a second client win a majority while the first still ` +
-	`believes it holds the lease, and nothing makes the second client's token the larger`
+	`(Kleppmann, How to do distributed locking, 2016). This store proposes one token per acquire (its clock in ` +
+	`microseconds, above every token it has seen) and a master grants it only above its own counter, so where ` +
+	`two majorities meet, a master that kept its counter orders their tokens; but a master restarted without ` +
+	`persistence forgets its counter, and then a client whose clock is behind the previous holder's can win a ` +
+	`majority with a smaller token while the first still believes it holds the lease`
 
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
@@ -62,10 +84,21 @@ type Options struct {
 type Store struct {
 	clients []lhredis.Client
 	nodes   []core.Node
+	names   core.Names // every node's
 	notify  []*core.Notifier
+	pools   []pool
 	quorum  int
 	opts    Options
-	closed  atomic.Bool
+
+	// mu orders a round's start after Close's closed flag (it is written
+	// under the write lock, checked with inflight.Add under a read lock).
+	mu       sync.RWMutex
+	closed   atomic.Bool
+	inflight sync.WaitGroup // rounds' requests, callers and clean-ups
+	workers  sync.WaitGroup // the pools' kept goroutines
+	bg       context.Context
+	stop     context.CancelFunc // ends bg: Close gave up waiting
+	hw       atomic.Uint64      // the largest token proposed or seen
 }
 
 var (
@@ -97,14 +130,16 @@ func New(clients []lhredis.Client, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
 	}
-	s := &Store{clients: clients, quorum: len(clients)/2 + 1, opts: o}
+	s := &Store{clients: clients, names: names, quorum: len(clients)/2 + 1, opts: o, pools: make([]pool, len(clients))}
 	for i, c := range clients {
 		if c == nil {
 			return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("client %d is nil", i)}
 		}
 		s.nodes = append(s.nodes, core.Node{Client: c, Names: names, Cluster: c.Cluster()})
 		s.notify = append(s.notify, core.NewNotifier(listener{c}))
+		s.pools[i].jobs = make(chan job)
 	}
+	s.bg, s.stop = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -168,9 +203,24 @@ func (s *Store) each(ctx context.Context, timeout time.Duration, f func(ctx cont
 	wg.Wait()
 }
 
-// grantState is a grant's per-master state, kept in Grant.Private.
-type grantState struct {
-	ttl    time.Duration // the TTL applied on the masters
-	tokens []uint64      // each master's token; 0 where it did not grant
-	maybe  []bool        // the master's answer was lost: it may have granted
+// propose returns the token of a new acquire: the wall clock in
+// microseconds, above every token this store proposed or saw.
+func (s *Store) propose() uint64 {
+	for {
+		hw := s.hw.Load()
+		p := max(uint64(time.Now().UnixMicro()), hw+1)
+		if s.hw.CompareAndSwap(hw, p) {
+			return p
+		}
+	}
+}
+
+// seen raises the tokens proposed next above tok.
+func (s *Store) seen(tok uint64) {
+	for {
+		hw := s.hw.Load()
+		if tok <= hw || s.hw.CompareAndSwap(hw, tok) {
+			return
+		}
+	}
 }

@@ -11,13 +11,49 @@ import (
 	"github.com/leasehold-go/leasehold/redis/internal/core"
 )
 
-// tally is the outcome of one round of requests to every master.
+// tally is the outcome of one round of requests to every master, as far
+// as its caller read the answers.
 type tally struct {
-	st      *grantState
-	granted int
-	held    map[string][]*core.Lease // by owner
-	errs    nodeErrors
-	elapsed time.Duration
+	tokens   []uint64 // each master's token; 0 where it did not grant
+	maybe    []bool   // the master's answer was lost: it may have granted
+	answered []bool   // the caller read the master's answer
+	granted  int
+	stale    int                      // masters whose counter was at or above the token
+	held     map[string][]*core.Lease // by owner; made on the first
+	top      int                      // the most masters one owner holds
+	errs     nodeErrors
+	elapsed  time.Duration
+}
+
+func newTally(n int) tally {
+	return tally{tokens: make([]uint64, n), maybe: make([]bool, n), answered: make([]bool, n)}
+}
+
+// add counts an acquire's answer.
+func (t *tally) add(s *Store, a answer) {
+	t.answered[a.i] = true
+	switch {
+	case a.err != nil:
+		t.maybe[a.i] = true
+		t.errs.add(s, a.i, a.err)
+	case a.held != nil:
+		t.addHeld(a.held)
+	case a.stale != 0:
+		t.stale++
+		s.seen(a.stale)
+	default:
+		t.tokens[a.i] = a.tok
+		t.granted++
+	}
+}
+
+// addHeld counts a master's lease.
+func (t *tally) addHeld(l *core.Lease) {
+	if t.held == nil {
+		t.held = make(map[string][]*core.Lease)
+	}
+	t.held[l.Owner] = append(t.held[l.Owner], l)
+	t.top = max(t.top, len(t.held[l.Owner]))
 }
 
 // largestHolder returns the leases of the owner holding the most masters.

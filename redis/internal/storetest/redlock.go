@@ -42,6 +42,8 @@ func RunRedlock(t *testing.T, env RedlockEnv) {
 		{"info_reports_unsafe_tokens", e.info},
 		{"open_url_errors", e.openURLErrors},
 		{"lost_reply_cleanup_spares_later_grant", e.lostReplyCleanup},
+		{"answers_once_a_majority_settles", e.earlyAnswers},
+		{"token_counter_ahead_of_the_proposal", e.counterAhead},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
