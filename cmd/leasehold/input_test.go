@@ -92,7 +92,7 @@ func TestBadInput(t *testing.T) {
 // An unknown scheme's error lists the supported schemes, also through
 // LEASEHOLD_STORE.
 func TestUnknownSchemeListsSchemes(t *testing.T) {
-	t.Setenv("LEASEHOLD_STORE", "zookeeper://localhost:2181")
+	t.Setenv("LEASEHOLD_STORE", "hazelcast://localhost:5701")
 	code, _, stderr := runApp(t, "status", "--key", "k")
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr)

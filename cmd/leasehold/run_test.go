@@ -87,7 +87,9 @@ func TestRunStoppedHolderLosesAndExits76(t *testing.T) {
 	e := newEnv(t)
 	log := filepath.Join(e.dir, "log")
 	long := fmt.Sprintf(`echo "start $LEASEHOLD_TOKEN $$" >> %[1]q; trap 'echo "term $LEASEHOLD_TOKEN" >> %[1]q; exit 0' TERM; while :; do sleep 0.05; done`, log)
-	first := e.start(nil, "run", "--key", "job", "--ttl", "1s", "--", "sh", "-c", long)
+	// A 3 s TTL gives the command about 460 ms between SIGTERM and SIGKILL
+	// (1 s gives 150 ms, which a loaded machine can miss).
+	first := e.start(nil, "run", "--key", "job", "--ttl", "3s", "--", "sh", "-c", long)
 	waitFor(t, 10*time.Second, "the first command to start", func() bool { return len(readLines(t, log)) > 0 })
 	var tok1, pid1 int
 	if _, err := fmt.Sscanf(readLines(t, log)[0], "start %d %d", &tok1, &pid1); err != nil {
@@ -98,7 +100,7 @@ func TestRunStoppedHolderLosesAndExits76(t *testing.T) {
 	}
 
 	log2 := filepath.Join(e.dir, "log2")
-	second := e.start(nil, "run", "--key", "job", "--ttl", "1s", "--wait", "20s", "--",
+	second := e.start(nil, "run", "--key", "job", "--ttl", "3s", "--wait", "20s", "--",
 		"sh", "-c", fmt.Sprintf(`echo "$LEASEHOLD_TOKEN" > %q`, log2))
 	if code := second.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("second run exited %d; stderr:\n%s", code, second.stderr.String())

@@ -239,6 +239,11 @@ func TestProxyLoseReplyThenHoldRequests(t *testing.T) {
 	if got, err := r2.ReadString('\n'); err != nil || got != "run clean-up\n" {
 		t.Fatalf("the held statement after the release: %q, %v", got, err)
 	}
+	// The proxy records the delivery after writing the chunk upstream, so
+	// the echo's reply can reach the test first: wait for the record.
+	for i := 0; p.LateStats().Delivered == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if st := p.LateStats(); st.Delivered < st.Dropped {
 		t.Fatalf("stats after the release: %+v, want delivered after dropped", st)
 	}
