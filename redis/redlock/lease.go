@@ -29,13 +29,16 @@ func forged(g leasehold.Grant, st *grantState) bool {
 // of targets until they settle it (see settled), and ends the round. A
 // master that is not a target counts as refused. err is the caller's
 // context's, when it ended first.
-func (s *Store) collect(ctx context.Context, r *round, targets []bool) (ok, refused int, errs nodeErrors, err error) {
+//
+// With all, it reads every answer (each bounded by the round's node
+// timeout) rather than stopping once the outcome is decided.
+func (s *Store) collect(ctx context.Context, r *round, targets []bool, all bool) (ok, refused int, errs nodeErrors, err error) {
 	for _, t := range targets {
 		if !t { // it did not grant, or its answer was lost
 			refused++
 		}
 	}
-	for !s.settled(ok, refused, r.left) {
+	for r.left > 0 && (all || !s.settled(ok, refused, r.left)) {
 		a, err := r.next(ctx)
 		if err != nil {
 			r.decide(nil)
@@ -112,7 +115,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	renewed, refused, errs, err := s.collect(ctx, r, targets)
+	renewed, refused, errs, err := s.collect(ctx, r, targets, false)
 	elapsed := time.Since(start)
 	if err != nil {
 		return leasehold.Grant{}, err
@@ -136,9 +139,10 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	return g, nil
 }
 
-// Release deletes the lease on every master that granted it. It succeeds
-// when a majority released it, and returns ErrNotHeld when too many masters
-// no longer held it for that.
+// Release deletes the lease on every master that granted it, waiting for
+// each master's answer (bounded by the node timeout). It succeeds when a
+// majority released it, and returns ErrNotHeld when too many masters no
+// longer held it for that.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := leasehold.CheckRelease(g); err != nil {
 		return err
@@ -171,7 +175,11 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err != nil {
 		return err
 	}
-	released, refused, errs, err := s.collect(ctx, r, targets)
+	// Release reads every answer: once it returns, no reachable master
+	// still holds the grant, so Holder (an election's observer, say) sees
+	// the key free at once rather than a minority still holding it, which
+	// with one master down it could not tell from a majority.
+	released, refused, errs, err := s.collect(ctx, r, targets, true)
 	if err != nil {
 		return err
 	}

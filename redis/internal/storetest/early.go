@@ -115,8 +115,9 @@ func (ee *earlyEnv) free(t *testing.T, key, when string) {
 	}
 }
 
-// earlyAnswers checks that acquire, renew, release and a refused acquire return
-// once a majority settles them, without waiting for the slowest master,
+// earlyAnswers checks that acquire, renew and a refused acquire return once
+// a majority settles them, without waiting for the slowest master (release
+// waits for it, so that the key is free everywhere when it returns),
 // and that what that master does late is cleaned up in the background,
 // finished (with every goroutine of the store) when Close returns.
 func (e *RedlockEnv) earlyAnswers(t *testing.T) {
@@ -237,13 +238,52 @@ func (e *RedlockEnv) earlyRenew(t *testing.T) {
 
 func (e *RedlockEnv) earlyRelease(t *testing.T) {
 	ee := e.early(t, core.ReleaseScript)
-	k := ee.heldGrant(t, "release", func(ctx context.Context, g leasehold.Grant) error { return ee.st.Release(ctx, g) })
-	if _, err := ee.st.Holder(Ctx(t), k); !errors.Is(err, leasehold.ErrNotHeld) {
-		t.Errorf("Holder after the release: %v, want ErrNotHeld", err)
+	for range 10 {
+		k := Key(t, "k")
+		g, err := ee.st.Acquire(Ctx(t), Req(k, 30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = ee.st.Holder(Ctx(t), k) // time for a late master to join the grant
+		before := ee.slow.held()
+		errc := make(chan error, 1)
+		go func() { errc <- ee.st.Release(Ctx(t), g) }()
+		reached := false
+		for deadline := time.Now().Add(5 * time.Second); !reached && time.Now().Before(deadline); {
+			select {
+			case err := <-errc: // the grant lacked the slow master
+				if err != nil {
+					t.Fatalf("release: %v", err)
+				}
+				deadline = time.Time{}
+			default:
+				reached = ee.slow.held() > before
+				time.Sleep(time.Millisecond)
+			}
+		}
+		if !reached {
+			continue
+		}
+		// Release waits for every master: it has not returned while the
+		// slow master holds its call, and once it returns the key is free
+		// on every master, so Holder sees it free at once.
+		select {
+		case err := <-errc:
+			t.Fatalf("release returned (%v) while the slow master held its call", err)
+		default:
+		}
+		ee.slow.open()
+		if err := <-errc; err != nil {
+			t.Fatalf("release: %v", err)
+		}
+		if _, err := ee.st.Holder(Ctx(t), k); !errors.Is(err, leasehold.ErrNotHeld) {
+			t.Errorf("Holder after the release: %v, want ErrNotHeld", err)
+		}
+		ee.free(t, k, "after the release")
+		ee.st.Close()
+		return
 	}
-	ee.slow.open()
-	ee.st.Close() // waits for the slow master's release
-	ee.free(t, k, "after Close")
+	t.Fatal("no release of 10 reached the slow master")
 }
 
 // Another owner holds the two fast masters: the acquire is refused at
