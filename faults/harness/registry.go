@@ -6,7 +6,7 @@ import (
 )
 
 // BackendNames are the stores the harness can run, in table order.
-var BackendNames = []string{"sqlite", "redis", "redlock", "postgres-lease", "postgres-advisory", "etcd"}
+var BackendNames = []string{"sqlite", "redis", "redlock", "postgres-lease", "postgres-advisory", "etcd", "azblob"}
 
 // NewBackend returns the backend called name.
 func NewBackend(name string) (Backend, error) {
@@ -23,6 +23,8 @@ func NewBackend(name string) (Backend, error) {
 		return &Postgres{Mode: "advisory"}, nil
 	case "etcd":
 		return &Etcd{}, nil
+	case "azblob":
+		return &Azblob{}, nil
 	}
 	return nil, fmt.Errorf("faults: unknown store %q (known: %s)", name, strings.Join(BackendNames, ", "))
 }
