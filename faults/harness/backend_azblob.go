@@ -15,6 +15,9 @@ import (
 // them again as Azure would: Azure never loses a blob it acknowledged,
 // least of all the counter blob that holds the fencing token.
 //
+// Azurite forgets the leases themselves when it restarts (see
+// RestartNote), which Azure never does.
+//
 // Azurite saves its metadata every 5 s and when it stops on SIGTERM; a
 // SIGKILL would lose the last seconds of writes, the counter blob's bumps
 // among them, which is an artefact of the emulator and no failure Azure
@@ -91,6 +94,16 @@ func (b *Azblob) KillStore() error { b.srv.Shutdown(azblobStopGrace); return nil
 // RestartStore implements StoreRestarter: on the same port and blobs.
 // Azure keeps its blobs, so there is no restart without data (F9b).
 func (b *Azblob) RestartStore(ctx context.Context, _ bool) error { return b.srv.Restart(ctx) }
+
+// RestartNote says what Azurite's restart does not keep: the leases.
+// Azurite 3.37 reads a lease's expiry time back from its database as a
+// string, which compares as already past, so every lease taken before the
+// restart is expired after it, while the blobs and their metadata (the
+// counter blob's token among them) are kept. Azure keeps a lease for its
+// whole duration.
+func (b *Azblob) RestartNote() string {
+	return "F9 on Azurite: the blobs (and the counter blob's token) survive the restart but the leases do not (Azurite 3.37 reads a lease's expiry time back from its database as a string, which compares as already past), so a holder can be granted a key another holder still believes it holds: concurrent holders under F9 are the emulator's, not Azure's, which keeps a lease for its whole duration; the tokens still fence them"
+}
 
 // WipeNote says why F9b does not apply.
 func (b *Azblob) WipeNote() string {

@@ -201,6 +201,10 @@ func openRetry(ctx context.Context, cfg HolderConfig, open Opener, rec history.R
 	}
 }
 
+// opTimeout bounds each of an operation's calls to the resource: its read,
+// and its two writes together.
+const opTimeout = 5 * time.Second
+
 type holdLoop struct {
 	cfg HolderConfig
 	key string
@@ -254,10 +258,10 @@ func (h *holdLoop) op(ctx context.Context, l *leasehold.Lease) bool {
 	left := l.Remaining()
 	req := fmt.Sprintf("%s-%d", h.cfg.ID, h.seq.Add(1))
 	// Detached from the lease on purpose: see RunHolder.
-	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	e := history.Event{T0: issued, Kind: history.EvOp, Key: h.key, Token: g.Token, Owner: g.Owner, Req: req, Left: int64(left)}
-	v, err := h.rc.Read(octx, h.key, g.Owner, req, g.Token)
+	v, err := h.rc.Read(rctx, h.key, g.Owner, req, g.Token)
 	if err != nil {
 		e.Err = "read: " + err.Error()
 		h.rec.Record(e)
@@ -265,6 +269,11 @@ func (h *holdLoop) op(ctx context.Context, l *leasehold.Lease) bool {
 	}
 	e.Val = v
 	time.Sleep(h.cfg.Work)
+	// The writes' own timeout starts after the work: a pause in the work
+	// step, however long (F2 pauses last up to about 3 x TTL, 45 s on a
+	// 15 s TTL), still ends in a write attempt.
+	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
 	if _, err := h.rc.WriteCounter(octx, h.key, g.Owner, req, g.Token, v+1); err != nil {
 		e.Err = "counter: " + err.Error()
 	}
