@@ -102,7 +102,7 @@ func (b *Azblob) RestartStore(ctx context.Context, _ bool) error { return b.srv.
 // counter blob's token among them) are kept. Azure keeps a lease for its
 // whole duration.
 func (b *Azblob) RestartNote() string {
-	return "F9 on Azurite: the blobs (and the counter blob's token) survive the restart but the leases do not (Azurite 3.37 reads a lease's expiry time back from its database as a string, which compares as already past), so a holder can be granted a key another holder still believes it holds: concurrent holders under F9 are the emulator's, not Azure's, which keeps a lease for its whole duration; the tokens still fence them"
+	return "F9 on Azurite is a SIGTERM, not a SIGKILL (Azurite saves its metadata every 5 s and when it stops, so a SIGKILL would lose acknowledged writes, which Azure never does), then a restart on its data; the blobs (and the counter blob's token) survive the restart but the leases do not (Azurite 3.37 reads a lease's expiry time back from its database as a string, which compares as already past), so a holder can be granted a key another holder still believes it holds: concurrent holders under F9 are the emulator's, not Azure's, which keeps a lease for its whole duration; the tokens still fence them"
 }
 
 // WipeNote says why F9b does not apply.
