@@ -169,8 +169,9 @@ func cloudStores() []Kind {
 			Usage: "azblob://account/container[?endpoint=URL&auth=connstr|key|sas|default]\n" +
 				"                        one blob per key; `leasehold migrate` creates the container",
 			CheckURL: checkAzblob, Open: openAzblob, Migrate: migrateAzblob,
-			Token: "counter in a never-leased counter blob's metadata, bumped under If-Match after the lease acquire",
-			Notes: "TTL 15-60 s (Azure's lease range; others refused); Azure's clock ends a lease",
+			FaultBackends: []string{"azblob"},
+			Token:         "counter in a never-leased counter blob's metadata, bumped under If-Match after the lease acquire",
+			Notes:         "TTL 15-60 s (Azure's lease range; others refused); Azure's clock ends a lease",
 		},
 		{
 			Name: "s3", Title: "S3", Schemes: []string{"s3"},

@@ -32,7 +32,7 @@ var faultTable = []fault{
 	{check.F6, always, (*harness).partition},
 	{check.F7, networked, (*harness).resets},
 	{check.F8, storePauser, (*harness).pauseStore},
-	{check.F9, always, (*harness).restartStore},
+	{check.F9, storeRestart, (*harness).restartStore},
 	{check.F9b, storeWiper, (*harness).restartStoreEmpty},
 	{check.F9m, majorityStore, (*harness).splitMajority},
 	{check.F10, leaderKiller, (*harness).killLeader},
@@ -52,24 +52,32 @@ func faultByID(id string) (fault, error) {
 
 func always(*harness) (bool, string) { return true, "" }
 
-// The applicability checks below give a why only for a class that does not
-// apply: a why for one that does would become a note in the report.
-
-func networked(h *harness) (bool, string) {
-	return notApplicable(len(h.cfg.Backend.Endpoints()) > 0, "the store has no network")
-}
-
-// notApplicable returns ok, and why only when not ok.
-func notApplicable(ok bool, why string) (bool, string) {
+// unless returns ok and, when the class does not apply, why not: a class
+// that applies gets no note from its reason to be skipped.
+func unless(ok bool, why string) (bool, string) {
 	if ok {
 		return true, ""
 	}
 	return false, why
 }
 
+func networked(h *harness) (bool, string) {
+	return unless(len(h.cfg.Backend.Endpoints()) > 0, "the store has no network")
+}
+
 func storePauser(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(StorePauser)
-	return notApplicable(ok, "the store has no server process to pause")
+	return unless(ok, "the store has no server process to pause")
+}
+
+// storeRestart always applies (the embedded store's "store kill" is the
+// kill of every holder); a backend's RestartNote, if it has one, says what
+// its restart does not keep, for the report.
+func storeRestart(h *harness) (bool, string) {
+	if n, ok := h.cfg.Backend.(interface{ RestartNote() string }); ok {
+		return true, n.RestartNote()
+	}
+	return true, ""
 }
 
 func storeWiper(h *harness) (bool, string) {
@@ -88,12 +96,12 @@ func storeWiper(h *harness) (bool, string) {
 
 func majorityStore(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(MajorityStore)
-	return notApplicable(ok, "the store has no independent masters")
+	return unless(ok, "the store has no independent masters")
 }
 
 func leaderKiller(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(LeaderKiller)
-	return notApplicable(ok, "the store has no leader to kill")
+	return unless(ok, "the store has no leader to kill")
 }
 
 // clockStepper applies where the backend can step its server's clock; its

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -95,5 +96,32 @@ func TestClassesOnS3(t *testing.T) {
 	}
 	if !slices.ContainsFunc(h.notes, func(n string) bool { return strings.HasPrefix(n, "F11 (") && strings.Contains(n, s3ClockNote) }) {
 		t.Errorf("no note says why F11 is not run: %v", h.notes)
+	}
+}
+
+// netStore is a networked store with a server to pause and restart and
+// nothing else, for the fault table's notes.
+type netStore struct{ SQLite }
+
+func (netStore) Endpoints() []string                      { return []string{"127.0.0.1:1"} }
+func (netStore) PauseStore() error                        { return nil }
+func (netStore) ResumeStore() error                       { return nil }
+func (netStore) KillStore() error                         { return nil }
+func (netStore) RestartStore(context.Context, bool) error { return nil }
+
+// A networked store runs the network and store classes, and its notes say
+// only why the classes it skips are skipped: none claims it has no network
+// or no server.
+func TestClassesOnANetworkedStore(t *testing.T) {
+	h := &harness{cfg: RunConfig{Backend: &netStore{}}}
+	got := h.classes()
+	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F12"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("classes %v, want %v", got, want)
+	}
+	for _, n := range h.notes {
+		if strings.Contains(n, "no network") || strings.Contains(n, "no server process") {
+			t.Errorf("note on a networked store with a server: %q", n)
+		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // AzuriteAccount and AzuriteKey are Azurite's well-known development
@@ -24,6 +26,12 @@ type AzuriteOptions struct {
 	// Dir is the folder the server's own folder is made in; "" means the
 	// system's temporary folder.
 	Dir string
+	// OnDisk keeps the blobs in the server's folder (--location) instead
+	// of in memory, so that they survive a restart. Azurite saves its
+	// metadata every 5 s and when it stops on SIGTERM or SIGINT: after a
+	// SIGKILL the last seconds of writes are gone, so stop it with
+	// [Azurite.Shutdown] before a restart that must keep them.
+	OnDisk bool
 	// Args are more arguments, after the defaults.
 	Args []string
 	// Env is added to the server's environment.
@@ -37,9 +45,9 @@ type Azurite struct {
 	Dir  string // the server's folder: its logs
 }
 
-// StartAzurite starts azurite-blob on a free loopback port, in memory, and
-// waits until its blob endpoint answers HTTP. A port taken meanwhile is
-// retried with another.
+// StartAzurite starts azurite-blob on a free loopback port, in memory
+// unless opts.OnDisk, and waits until its blob endpoint answers HTTP. A
+// port taken meanwhile is retried with another.
 func StartAzurite(ctx context.Context, opts AzuriteOptions) (*Azurite, error) {
 	bin, err := FindBin("azurite-blob", "azurite.sh")
 	if err != nil {
@@ -48,6 +56,10 @@ func StartAzurite(ctx context.Context, opts AzuriteOptions) (*Azurite, error) {
 	dir, err := os.MkdirTemp(opts.Dir, "leasehold-azurite-")
 	if err != nil {
 		return nil, err
+	}
+	persist := []string{"--inMemoryPersistence"}
+	if opts.OnDisk {
+		persist = []string{"--location", filepath.Join(dir, "data")}
 	}
 	for range 5 {
 		var port int
@@ -60,9 +72,8 @@ func StartAzurite(ctx context.Context, opts AzuriteOptions) (*Azurite, error) {
 			Path: bin,
 			Args: append([]string{
 				"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
-				"--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry",
-				"--loose",
-			}, opts.Args...),
+				"--skipApiVersionCheck", "--disableTelemetry", "--loose",
+			}, append(persist, opts.Args...)...),
 			Env:   opts.Env,
 			Log:   filepath.Join(dir, "stdout.log"),
 			Probe: func(ctx context.Context) error { return azuriteProbe(ctx, a.BlobEndpoint()) },
@@ -119,6 +130,11 @@ func (a *Azurite) ConnectionString() string {
 	return "DefaultEndpointsProtocol=http;AccountName=" + AzuriteAccount +
 		";AccountKey=" + AzuriteKey + ";BlobEndpoint=" + a.BlobEndpoint() + ";"
 }
+
+// Shutdown stops the server the way Azurite saves its data: SIGTERM, then
+// up to grace for it to close its database and exit, then SIGKILL. Its
+// folder stays, for a restart (Restart) on the same port and data.
+func (a *Azurite) Shutdown(grace time.Duration) { a.Halt(syscall.SIGTERM, grace) }
 
 // Stop kills the server and removes its folder. With in-memory persistence
 // there is nothing to shut down gracefully.
