@@ -6,7 +6,7 @@ require github.com/leasehold-go/leasehold v0.1.0
 
 require (
 	github.com/go-zookeeper/zk v1.0.4
-	github.com/leasehold-go/leasehold/internal/testserver v0.0.0-00010101000000-000000000000
+	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
