@@ -30,19 +30,28 @@ func forged(g leasehold.Grant, st *grantState) bool {
 // master that is not a target counts as refused. err is the caller's
 // context's, when it ended first.
 //
-// With all, it reads every answer (each bounded by the round's node
-// timeout) rather than stopping once the outcome is decided.
-func (s *Store) collect(ctx context.Context, r *round, targets []bool, all bool) (ok, refused int, errs nodeErrors, err error) {
+// It also reads the answer of every master i with wait[i] set (each bounded
+// by the round's node timeout), even once the outcome is decided.
+func (s *Store) collect(ctx context.Context, r *round, targets, wait []bool) (ok, refused int, errs nodeErrors, err error) {
+	must := 0
+	for _, w := range wait {
+		if w {
+			must++
+		}
+	}
 	for _, t := range targets {
 		if !t { // it did not grant, or its answer was lost
 			refused++
 		}
 	}
-	for r.left > 0 && (all || !s.settled(ok, refused, r.left)) {
+	for r.left > 0 && (must > 0 || !s.settled(ok, refused, r.left)) {
 		a, err := r.next(ctx)
 		if err != nil {
 			r.decide(nil)
 			return ok, refused, errs, err
+		}
+		if wait != nil && wait[a.i] {
+			must--
 		}
 		switch {
 		case a.err != nil:
@@ -115,7 +124,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	renewed, refused, errs, err := s.collect(ctx, r, targets, false)
+	renewed, refused, errs, err := s.collect(ctx, r, targets, nil)
 	elapsed := time.Since(start)
 	if err != nil {
 		return leasehold.Grant{}, err
@@ -140,7 +149,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 }
 
 // Release deletes the lease on every master that granted it, waiting for
-// each master's answer (bounded by the node timeout). It succeeds when a
+// the answer of each master known to hold it (bounded by the node timeout). It succeeds when a
 // majority released it, and returns ErrNotHeld when too many masters no
 // longer held it for that.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
@@ -175,11 +184,17 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err != nil {
 		return err
 	}
-	// Release reads every answer: once it returns, no reachable master
-	// still holds the grant, so Holder (an election's observer, say) sees
-	// the key free at once rather than a minority still holding it, which
-	// with one master down it could not tell from a majority.
-	released, refused, errs, err := s.collect(ctx, r, targets, true)
+	// Release reads the answer of every master known to hold the grant:
+	// once it returns, none of them still holds it, so Holder (an
+	// election's observer, say) sees the key free at once rather than a
+	// minority still holding it, which with one master down it could not
+	// tell from a majority. A master whose acquire answer is still to come
+	// is not waited for: its grant is deleted when the answer comes.
+	wait := make([]bool, len(toks))
+	for i, tok := range toks {
+		wait[i] = targets[i] && tok != 0
+	}
+	released, refused, errs, err := s.collect(ctx, r, targets, wait)
 	if err != nil {
 		return err
 	}

@@ -27,10 +27,11 @@
 // whose acquire answer had not come when Acquire returned is included:
 // its request waits for that answer. Renew returns as soon as the answers
 // settle the outcome (a majority agreed, or no longer can); the slower
-// masters' requests finish in the background. Release waits for every
-// master's answer (each bounded by the node timeout), so that once it
-// returns no reachable master still holds the grant: with one master down,
-// a minority still holding it could not be told from a majority by Holder.
+// masters' requests finish in the background. Release waits for the answer
+// of every master known to hold the grant (each bounded by the node
+// timeout), so that once it returns none of them still holds it: with one
+// master down, a minority still holding it could not be told from a
+// majority by Holder.
 //
 // A caller whose context ends gets its error at once. The requests in
 // flight are not cancelled: they finish in the background, bounded by the
