@@ -101,13 +101,19 @@ func (b *ZooKeeper) PauseStore() error {
 	return errors.Join(errs...)
 }
 
-// ResumeStore implements StorePauser.
+// ResumeStore implements StorePauser. It returns once the ensemble serves
+// again (a quorum re-formed), so that the run's quiet window, which checks
+// that every key progresses after the faults healed, starts when the
+// ensemble has healed too.
 func (b *ZooKeeper) ResumeStore() error {
 	var errs []error
 	for _, p := range b.procs() {
 		errs = append(errs, p.Resume())
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return b.waitServing(context.Background())
 }
 
 // KillStore implements StoreRestarter: every server at once.
