@@ -76,7 +76,7 @@ func StartAzurite(ctx context.Context, opts AzuriteOptions) (*Azurite, error) {
 			}, append(persist, opts.Args...)...),
 			Env:   opts.Env,
 			Log:   filepath.Join(dir, "stdout.log"),
-			Probe: func(ctx context.Context) error { return azuriteProbe(ctx, a.BlobEndpoint()) },
+			Probe: func(ctx context.Context) error { return answersHTTP(ctx, a.BlobEndpoint()+"?comp=list") },
 		})
 		if err = a.Start(ctx); err == nil {
 			return a, nil
@@ -101,11 +101,11 @@ func NewAzurite(t testing.TB, opts AzuriteOptions) *Azurite {
 	return a
 }
 
-// azuriteProbe is ready once the blob endpoint answers HTTP at all: an
+// answersHTTP is a probe that is ready once url answers HTTP at all: an
 // unauthenticated request gets an error status, which still says the
-// service is serving.
-func azuriteProbe(ctx context.Context, endpoint string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"?comp=list", nil)
+// server is serving (Azurite, versitygw).
+func answersHTTP(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}

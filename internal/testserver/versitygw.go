@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,7 +72,7 @@ func StartVersity(ctx context.Context, opts VersityOptions) (*Versity, error) {
 				"ROOT_ACCESS_KEY_ID=" + VersityAccessKey, "ROOT_SECRET_ACCESS_KEY=" + VersitySecretKey,
 			}, opts.Env...),
 			Log:   filepath.Join(dir, "stdout.log"),
-			Probe: func(ctx context.Context) error { return versityProbe(ctx, v.Endpoint()) },
+			Probe: func(ctx context.Context) error { return answersHTTP(ctx, v.Endpoint()+"/") },
 		})
 		if err = v.Start(ctx); err == nil {
 			return v, nil
@@ -96,20 +95,6 @@ func NewVersity(t testing.TB, opts VersityOptions) *Versity {
 	}
 	t.Cleanup(v.Stop)
 	return v
-}
-
-// versityProbe is ready once the gateway answers HTTP at all: an unsigned
-// request gets an error status, which still says it is serving.
-func versityProbe(ctx context.Context, endpoint string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := httpClient().Do(req)
-	if err != nil {
-		return err
-	}
-	return resp.Body.Close()
 }
 
 // Addr returns host:port.

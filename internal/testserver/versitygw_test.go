@@ -31,7 +31,7 @@ func TestVersityLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.Stop()
-	if err := versityProbe(ctxT(t), v.Endpoint()); err == nil || v.Running() {
+	if err := answersHTTP(ctxT(t), v.Endpoint()+"/"); err == nil || v.Running() {
 		t.Fatalf("after Stop: running %v, probe %v", v.Running(), err)
 	}
 	if _, err := os.Stat(v.Dir); !os.IsNotExist(err) {
