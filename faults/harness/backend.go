@@ -2,9 +2,12 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"path/filepath"
 	"time"
+
+	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
 // Backend is a store under test: it starts the store's real servers (or
@@ -115,3 +118,21 @@ func (b *SQLite) URL([]string) string {
 
 // Close implements Backend.
 func (b *SQLite) Close() error { return nil }
+
+// pauseAll SIGSTOPs every process of a store of several servers.
+func pauseAll(ps []*testserver.Process) error {
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, p.Pause())
+	}
+	return errors.Join(errs...)
+}
+
+// resumeAll SIGCONTs every process pauseAll stopped.
+func resumeAll(ps []*testserver.Process) error {
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, p.Resume())
+	}
+	return errors.Join(errs...)
+}

@@ -111,20 +111,12 @@ func (b *Consul) waitServing(ctx context.Context) error {
 
 // PauseStore implements StorePauser: every server.
 func (b *Consul) PauseStore() error {
-	var errs []error
-	for _, p := range b.procs() {
-		errs = append(errs, p.Pause())
-	}
-	return errors.Join(errs...)
+	return pauseAll(b.procs())
 }
 
 // ResumeStore implements StorePauser.
 func (b *Consul) ResumeStore() error {
-	var errs []error
-	for _, p := range b.procs() {
-		errs = append(errs, p.Resume())
-	}
-	return errors.Join(errs...)
+	return resumeAll(b.procs())
 }
 
 // KillStore implements StoreRestarter: every server at once.

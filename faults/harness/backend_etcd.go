@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -90,20 +89,12 @@ func (b *Etcd) procs() []*testserver.Process {
 
 // PauseStore implements StorePauser: every node.
 func (b *Etcd) PauseStore() error {
-	var errs []error
-	for _, p := range b.procs() {
-		errs = append(errs, p.Pause())
-	}
-	return errors.Join(errs...)
+	return pauseAll(b.procs())
 }
 
 // ResumeStore implements StorePauser.
 func (b *Etcd) ResumeStore() error {
-	var errs []error
-	for _, p := range b.procs() {
-		errs = append(errs, p.Resume())
-	}
-	return errors.Join(errs...)
+	return resumeAll(b.procs())
 }
 
 // KillStore implements StoreRestarter: every node at once.

@@ -94,11 +94,7 @@ func (b *ZooKeeper) waitServing(ctx context.Context) error {
 
 // PauseStore implements StorePauser: every server.
 func (b *ZooKeeper) PauseStore() error {
-	var errs []error
-	for _, p := range b.procs() {
-		errs = append(errs, p.Pause())
-	}
-	return errors.Join(errs...)
+	return pauseAll(b.procs())
 }
 
 // ResumeStore implements StorePauser. It returns once the ensemble serves
@@ -106,11 +102,7 @@ func (b *ZooKeeper) PauseStore() error {
 // that every key progresses after the faults healed, starts when the
 // ensemble has healed too.
 func (b *ZooKeeper) ResumeStore() error {
-	var errs []error
-	for _, p := range b.procs() {
-		errs = append(errs, p.Resume())
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := resumeAll(b.procs()); err != nil {
 		return err
 	}
 	return b.waitServing(context.Background())
