@@ -4,7 +4,9 @@ go 1.26.0
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/go-zookeeper/zk v1.0.4
 	github.com/leasehold-go/leasehold v0.1.0
+	github.com/leasehold-go/leasehold/azblob v0.1.0
 	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
 	github.com/leasehold-go/leasehold/storeurl v0.1.0
 	go.uber.org/goleak v1.3.0
@@ -59,7 +61,6 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fatih/color v1.16.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
-	github.com/go-zookeeper/zk v1.0.4 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
@@ -76,7 +77,6 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	github.com/leasehold-go/leasehold/azblob v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/consul v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/etcd v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/postgres v0.1.0 // indirect

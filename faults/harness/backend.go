@@ -34,6 +34,15 @@ type StorePauser interface {
 	ResumeStore() error
 }
 
+// Healer is a store whose servers a fault can leave broken in a way only an
+// operator repairs: a bug of the server, not of the lease store. Heal checks
+// the store once a fault has ended and repairs it if it must, saying what it
+// found and did ("" when nothing was needed). The run notes it, and its
+// quiet window (every key must progress) starts after the repair.
+type Healer interface {
+	Heal(ctx context.Context) (string, error)
+}
+
 // StoreRestarter can SIGKILL the store's servers and start them again on
 // the same ports and data (F9). With wipe, the data is deleted before the
 // restart: a restart without persistence (F9b).

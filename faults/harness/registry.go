@@ -26,10 +26,6 @@ var notByDefault = map[string]string{
 	// Its 15 s minimum TTL (Azure's shortest lease) makes one pass of its
 	// fault classes take about 12 minutes where the others take one or two.
 	"azblob": "one pass takes about 12 minutes on its 15 s minimum TTL",
-	// One short run (seed 92921, 2026-11-26) left two keys stuck after the
-	// last fault (F8, the ensemble paused) healed; not reproduced since,
-	// and not yet explained: kept out of CI's short run until it is.
-	"zookeeper": "a short run once left keys stuck after the faults healed (under investigation)",
 }
 
 // NewBackend returns the backend called name.

@@ -26,7 +26,28 @@ func (h *harness) pauseStore() error {
 		return err
 	}
 	h.fault(check.F8, "store", "off", "SIGCONT")
+	if err := h.heal(check.F8); err != nil {
+		return err
+	}
 	h.sleep(2 * T)
+	return nil
+}
+
+// heal lets a Healer backend check and repair its servers after fault c,
+// recording what it did in the history and the run's notes.
+func (h *harness) heal(c string) error {
+	hb, ok := h.cfg.Backend.(Healer)
+	if !ok {
+		return nil
+	}
+	did, err := hb.Heal(h.ctx)
+	if err != nil {
+		return fmt.Errorf("after %s: %w", c, err)
+	}
+	if did != "" {
+		h.rec.Record(history.Event{Kind: history.EvMark, Target: "store", Note: "healed after " + c + ": " + did})
+		h.remark(c + ": " + did)
+	}
 	return nil
 }
 
@@ -54,6 +75,9 @@ func (h *harness) restart(c string, wipe bool) error {
 		return fmt.Errorf("restart the store: %w", err)
 	}
 	h.fault(c, "store", "off", "restarted")
+	if err := h.heal(c); err != nil {
+		return err
+	}
 	h.sleep(2 * h.cfg.TTL)
 	return nil
 }

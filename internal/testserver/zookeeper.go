@@ -147,8 +147,10 @@ func startZooKeeper(ctx context.Context, dir, java, jar string, opts ZooKeeperOp
 			Name: fmt.Sprintf("zookeeper %d on port %d", n.ID, n.Port),
 			Path: java,
 			Args: append(append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-Dzookeeper.admin.enableServer=false"}, opts.JVMFlags...),
-				"-cp", jar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg),
+				"-Dzookeeper.admin.enableServer=false",
+				"-Dorg.slf4j.simpleLogger.showDateTime=true",
+				"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}, opts.JVMFlags...),
+				"-cp", zooKeeperClassPath(jar), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg),
 			Env:       opts.Env,
 			Log:       filepath.Join(n.Dir, "zookeeper.log"),
 			Probe:     func(ctx context.Context) error { return zooKeeperServes(ctx, n.Addr()) },
@@ -172,6 +174,20 @@ func startZooKeeper(ctx context.Context, dir, java, jar string, opts ZooKeeperOp
 		}
 	}
 	return z, nil
+}
+
+// slf4jSimple is Debian's SLF4J binding that logs to standard error. With
+// it on the class path the servers' own log (session establishment and
+// expiry, elections) lands in each node's zookeeper.log; without it SLF4J
+// discards everything.
+const slf4jSimple = "/usr/share/java/slf4j-simple.jar"
+
+// zooKeeperClassPath is jar, and slf4jSimple when it is installed.
+func zooKeeperClassPath(jar string) string {
+	if _, err := os.Stat(slf4jSimple); err == nil {
+		return jar + string(os.PathListSeparator) + slf4jSimple
+	}
+	return jar
 }
 
 func writeZooKeeperConfig(n *ZooKeeperNode, path string, opts ZooKeeperOptions, servers []string) error {

@@ -50,7 +50,7 @@ func parseSuite(args []string) (suiteConfig, error) {
 	fs := flag.NewFlagSet("suite", flag.ExitOnError)
 	short := fs.Bool("short", false, "CI mode: one pass of every fault class per store, and the mutation run")
 	long := fs.Bool("long", false, "long mode: 20 runs x 300 s per store, and one mutation run per store")
-	stores := fs.String("stores", strings.Join(harness.SuiteNames(), ","), "stores to run (azblob and zookeeper only when named: see harness.SuiteNames)")
+	stores := fs.String("stores", strings.Join(harness.SuiteNames(), ","), "stores to run (azblob only when named: see harness.SuiteNames)")
 	runs := fs.Int("runs", 0, "runs per store (default: 1 short, 20 long)")
 	seconds := fs.Int("seconds", -1, "seconds per run (default: one pass short, 300 long)")
 	seed := fs.Uint64("seed", 0, "first seed (default: from the clock); run i uses seed+i")
