@@ -43,6 +43,38 @@ func TestUnreachableEnsemble(t *testing.T) {
 	}
 }
 
+// TestSilentServer opens the store on a server that takes the connection
+// and never answers the session request (what a ZooKeeper without a
+// working leader does): the error must say so, not that the address was
+// unreachable.
+func TestSilentServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	defer func() { _ = l.Close(); <-done }()
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				for _, c := range held {
+					_ = c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	_, err = zookeeper.OpenURL(context.Background(), "zk://"+l.Addr().String()+"?dial_timeout=1s")
+	if !errors.Is(err, leasehold.ErrStore) || !strings.Contains(err.Error(), "did not answer the session request") {
+		t.Fatalf("OpenURL of a silent server: %v, want an ErrStore saying it did not answer", err)
+	}
+	t.Logf("OpenURL: %v", err)
+}
+
 // rawConn returns a go-zookeeper connection on z, with the digest auth
 // "owner:pw", closed when t ends.
 func rawConn(t *testing.T, z *testserver.ZooKeeper) *zk.Conn {

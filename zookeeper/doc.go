@@ -131,6 +131,10 @@
 //	why it cannot go back      zxids only grow (epoch above counter; logs survive restarts; a new
 //	                           leader's epoch is higher); only a wipe or an old snapshot breaks it
 //	portable grants            no: a node belongs to the session of the Store that made it
+//	what the ensemble can      after a pause of the whole ensemble, ZooKeeper 3.8.0's leader can
+//	break by itself            stop committing (nothing is granted, renewed or expired) until it
+//	                           is restarted; holders lose their grants at their deadlines, none
+//	                           is granted twice (see faults/README.md)
 //
 // # Errors
 //

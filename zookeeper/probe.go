@@ -35,7 +35,7 @@ func probeBounds(ctx context.Context, servers []string) (Bounds, error) {
 			}
 		}
 		if ctx.Err() != nil {
-			return Bounds{}, ctx.Err()
+			return Bounds{}, fmt.Errorf("%v: %w", err, ctx.Err())
 		}
 		errs = append(errs, err)
 	}
@@ -65,7 +65,7 @@ func negotiate(ctx context.Context, addr string, ms int32) (time.Duration, error
 	}
 	var hdr [4]byte
 	if _, err := io.ReadFull(c, hdr[:]); err != nil {
-		return 0, fmt.Errorf("%s: no connect answer (not a ZooKeeper server, or it does not serve): %w", addr, err)
+		return 0, fmt.Errorf("connected to %s, which did not answer the session request (not a ZooKeeper server, or it does not serve: no quorum, or a leader that commits nothing): %w", addr, err)
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n < 16 || n > 1<<16 {

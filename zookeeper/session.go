@@ -41,7 +41,7 @@ type session struct {
 
 	ready     chan struct{} // closed when the session is established
 	readyOnce sync.Once
-	lastErr   atomic.Value // the last dial error, for messages (error)
+	lastErr   atomic.Pointer[error] // how the last connection attempt went, for messages
 
 	lost     chan struct{} // closed when the session is known or presumed gone; see Done
 	lostOnce sync.Once
@@ -118,8 +118,8 @@ func (ss *session) start(ctx context.Context) error {
 }
 
 func (ss *session) dialErr() error {
-	if err, ok := ss.lastErr.Load().(error); ok {
-		return err
+	if err := ss.lastErr.Load(); err != nil {
+		return *err
 	}
 	return errors.New("no connection attempt finished")
 }
@@ -133,9 +133,14 @@ func (ss *session) dial(network, addr string, timeout time.Duration) (net.Conn, 
 	}
 	c, err := net.DialTimeout(network, addr, timeout)
 	if err != nil {
-		ss.lastErr.Store(err)
+		ss.lastErr.Store(&err)
 		return nil, err
 	}
+	// Until an answer comes, what is known is that the server took the
+	// connection and has not answered the session request: a server that
+	// has no quorum, or whose leader commits nothing.
+	noAnswer := fmt.Errorf("connected to %s, which did not answer the session request", addr)
+	ss.lastErr.Store(&noAnswer)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.refuse.Load() {
