@@ -34,6 +34,17 @@ func (b *ZooKeeper) Heal(ctx context.Context) (string, error) {
 	} else if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
+	name, err := b.restartLeader(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("the ensemble served but committed no write for %s (a ZooKeeper 3.8 leader wedged after the re-sync); the harness restarted the leader %s, as an operator would", zkWedged, name), nil
+}
+
+// restartLeader kills the ensemble's leader, starts it again, and waits
+// until every server serves and a write commits. It returns the leader's
+// name.
+func (b *ZooKeeper) restartLeader(ctx context.Context) (string, error) {
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	i, err := b.leader(lctx)
 	cancel()
@@ -50,7 +61,7 @@ func (b *ZooKeeper) Heal(ctx context.Context) (string, error) {
 	if err := zkCommitProbe(ctx, b.Endpoints(), zkWait); err != nil {
 		return "", fmt.Errorf("zookeeper: the ensemble commits nothing, even after a restart of its leader %s: %w\n%s", zkNodeName(i), err, b.z.Logs())
 	}
-	return fmt.Sprintf("the ensemble served but committed no write for %s (a ZooKeeper 3.8 leader wedged after the re-sync); the harness restarted the leader %s, as an operator would", zkWedged, zkNodeName(i)), nil
+	return zkNodeName(i), nil
 }
 
 // zkCommitProbe returns nil once the ensemble at servers commits a write
