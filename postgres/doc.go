@@ -35,18 +35,17 @@
 // One row per key: (key, owner, label, token, expires_at). Acquire is one
 // statement, one round trip, with expiry judged by the server's clock:
 //
-//	WITH ins AS (
-//	  INSERT INTO leases AS l (key, owner, label, token, expires_at)
-//	  VALUES ($key, $owner, $label, 1, clock_timestamp() + $ttl)
-//	  ON CONFLICT (key) DO UPDATE
-//	    SET owner = excluded.owner, label = excluded.label,
-//	        token = l.token + 1, expires_at = excluded.expires_at
-//	    WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
-//	  RETURNING l.token)
-//	SELECT true, token, '', 0 FROM ins
-//	UNION ALL                      -- held: name the holder, same round trip
-//	SELECT false, h.token, h.label, <remaining µs> FROM leases h
-//	 WHERE h.key = $key AND NOT EXISTS (SELECT 1 FROM ins)
+//	INSERT INTO leases AS l (key, owner, label, token, expires_at)
+//	VALUES ($key, $owner, $label, 1, clock_timestamp() + $ttl)
+//	ON CONFLICT (key) DO UPDATE
+//	  SET owner = excluded.owner, label = excluded.label,
+//	      token = l.token + 1, expires_at = excluded.expires_at
+//	  WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
+//	RETURNING l.token
+//
+// No row back means the key is held; only then a second statement reads
+// the holder's label, token and time left for the *leasehold.HeldError
+// (a waiter looks again when that time runs out).
 //
 // Rows are never deleted: release only clears owner and expires_at, so the
 // row's token counter survives release, expiry and restarts, and every grant
