@@ -177,10 +177,13 @@
 // # Performance
 //
 // Measured side by side against one server on a shared 2-core machine (see
-// the bench module): the lease-row mode runs about 1.2 to 1.5 times slower
-// than a bare upsert + delete (its acquire also reports the holder when
-// held, and its release checks for waiters), and 1.3 to 1.4 times faster
-// than cirello.io/pglock (which takes three round trips); the advisory mode
+// the bench module): the lease-row mode runs about 1.1 to 1.3 times slower
+// than a bare upsert + delete (its release checks for waiters and updates
+// the row instead of deleting it, so the token survives), and 1.2 to 1.6
+// times faster than cirello.io/pglock (which takes three round trips; at 64
+// goroutines both cores are busy and the ratio follows CPU per cycle,
+// client and server, which the bench module's BenchmarkCPUPerCycle
+// measures); the advisory mode
 // about 2 to 2.4 times slower than bare pg_try_advisory_lock +
 // pg_advisory_unlock on one connection (it also mints a token, arms the
 // idle_session_timeout that enforces the TTL, publishes and restores the

@@ -67,6 +67,7 @@ func BenchmarkAdvisoryParts(b *testing.B) {
 		part{"seq+snotify", lockSeq, `SELECT pg_advisory_unlock($1::bigint), CASE WHEN pg_try_advisory_lock($2::int4, $3::int4) THEN NOT pg_advisory_unlock($2::int4, $3::int4) ELSE pg_notify($4::text, $5::text) IS NOT NULL END`, one, func(id int64) []any { return []any{id, int32(id >> 32), int32(id), "leasehold_x", "k"} }},
 		part{"full-snotify", acqFull, strings.Replace(relFull, "CASE WHEN pg_try_advisory_xact_lock($4::int4, $5::int4) THEN false", "CASE WHEN pg_try_advisory_lock($4::int4, $5::int4) THEN NOT pg_advisory_unlock($4::int4, $5::int4)", 1), full, relA},
 		part{name: "store"},
+		part{name: "full-pool"},
 	)
 	c, err := pool.Acquire(ctx)
 	if err != nil {
@@ -106,8 +107,29 @@ func BenchmarkAdvisoryParts(b *testing.B) {
 					}
 				}
 			}
+			if p.name == "full-pool" {
+				// The full statements on a connection taken from the pool
+				// for each cycle, as the store does.
+				for range n {
+					pc, err := pool.Acquire(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, q := range []struct {
+						sql  string
+						args []any
+					}{{acqFull, full(id)}, {relFull, relA(id)}} {
+						rows, err := pc.Query(ctx, q.sql, q.args...)
+						if err != nil {
+							t.Fatal(err)
+						}
+						rows.Close()
+					}
+					pc.Release()
+				}
+			}
 			for range n {
-				if p.name == "store" {
+				if p.name == "store" || p.name == "full-pool" {
 					break
 				}
 				rows, err := c.Query(ctx, p.acq, p.acqArgs(id)...)
