@@ -21,8 +21,9 @@ import (
 // for concurrent use.
 type AdvisoryStore struct {
 	*core
-	st   advStatements
-	held map[*advLease]struct{} // leases with a live session; guarded by core.mu
+	st      advStatements
+	held    map[*advLease]struct{} // leases with a live session; guarded by core.mu
+	watches *watchQueue
 }
 
 var (
@@ -34,9 +35,10 @@ var (
 
 func newAdvisoryStore(q querier, o Options, ownPool *pgxpool.Pool) *AdvisoryStore {
 	return &AdvisoryStore{
-		core: newCore(q, o, "postgres-advisory", ownPool),
-		st:   advisorySQL(objectNames(o)),
-		held: make(map[*advLease]struct{}),
+		core:    newCore(q, o, "postgres-advisory", ownPool),
+		st:      advisorySQL(objectNames(o)),
+		held:    make(map[*advLease]struct{}),
+		watches: newWatchQueue(),
 	}
 }
 
@@ -318,6 +320,7 @@ func (s *AdvisoryStore) Close() error {
 		for _, l := range held {
 			l.abandon()
 		}
+		s.watches.close()
 	})
 	return nil
 }

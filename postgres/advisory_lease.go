@@ -28,7 +28,6 @@ type advLease struct {
 	mu          sync.Mutex // serialises use of sess
 	sess        session    // nil once released or lost
 	watchGen    uint64     // bumped by stopWatch: a pending start is void
-	watchTimer  *time.Timer
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
 }
@@ -43,17 +42,20 @@ func (l *advLease) markLost() { l.lostOnce.Do(func() { close(l.lost) }) }
 // startWatch arranges for the idle session to be watched from watchDelay on,
 // until stopWatch: when the connection breaks (the server restarted, ended
 // the session at its idle_session_timeout, or the network failed) the lock
-// is gone, so Lost is closed at once instead of at the next renewal. Called
-// with mu held.
+// is gone, so Lost is closed at once instead of at the next renewal. The
+// store's watchQueue starts the watcher. Called with mu held.
 func (l *advLease) startWatch() {
-	gen := l.watchGen
-	l.watchTimer = time.AfterFunc(watchDelay, func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.watchGen == gen && l.sess != nil && l.watchCancel == nil {
-			l.beginWatch()
-		}
-	})
+	l.s.watches.add(watchStart{l: l, gen: l.watchGen, due: time.Now().Add(watchDelay)})
+}
+
+// beginWatchIf starts the watcher unless a stopWatch came after the
+// startWatch that asked for it (gen), or the session is gone.
+func (l *advLease) beginWatchIf(gen uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.watchGen == gen && l.sess != nil && l.watchCancel == nil {
+		l.beginWatch()
+	}
 }
 
 // beginWatch starts the watcher. Called with mu held.
@@ -86,10 +88,6 @@ func (l *advLease) beginWatch() {
 // stopWatch stops the watcher and waits for it. Called with mu held.
 func (l *advLease) stopWatch() {
 	l.watchGen++
-	if l.watchTimer != nil {
-		l.watchTimer.Stop()
-		l.watchTimer = nil
-	}
 	if l.watchCancel != nil {
 		l.watchCancel()
 		<-l.watchDone

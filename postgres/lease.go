@@ -46,7 +46,9 @@ func (s *LeaseStore) Info() leasehold.Info {
 	return leasehold.Info{Name: s.name, MinTTL: time.Millisecond, MaxTTL: leasehold.MaxTTL, SafeTokens: true, PortableGrants: true}
 }
 
-// Acquire claims req.Key in one statement (see the package documentation).
+// Acquire claims req.Key in one statement (see the package documentation);
+// when the key is held, a second statement reads the holder for the
+// *leasehold.HeldError.
 // An acquire whose answer was lost is cleaned up (see abandon).
 func (s *LeaseStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
@@ -56,31 +58,16 @@ func (s *LeaseStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) 
 		return leasehold.Grant{}, err
 	}
 	us := ttlMicros(req.TTL)
-	var (
-		acquired  bool
-		token     int64
-		label     string
-		remaining int64
-	)
-	err := s.q.queryRow(ctx, s.st.acquire, req.Key, req.Owner, req.Label, us).Scan(&acquired, &token, &label, &remaining)
+	var token int64
+	err := s.q.queryRow(ctx, s.st.acquire, req.Key, req.Owner, req.Label, us).Scan(&token)
 	if err != nil {
 		if isNoRows(err) {
-			// The upsert found the row held, but the row version this
-			// statement's snapshot sees is older than the one it
-			// conflicted with: held, by someone we cannot name.
-			return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key}
+			return leasehold.Grant{}, s.heldError(ctx, req.Key)
 		}
 		if ambiguous(err) {
 			s.abandon(ctx, req)
 		}
 		return leasehold.Grant{}, s.fail(ctx, "acquire", err)
-	}
-	if !acquired {
-		he := &leasehold.HeldError{Key: req.Key}
-		if remaining > 0 {
-			he.Label, he.Token, he.Remaining = label, uint64(token), time.Duration(remaining)*time.Microsecond
-		}
-		return leasehold.Grant{}, he
 	}
 	return leasehold.Grant{
 		Key:   req.Key,
@@ -89,6 +76,24 @@ func (s *LeaseStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) 
 		Token: uint64(token),
 		TTL:   time.Duration(us) * time.Microsecond,
 	}, nil
+}
+
+// heldError is the refusal of an acquire that found key held: a
+// *leasehold.HeldError naming the holder's label, token and time left when
+// a read of the row finds it still held (a waiter uses the time left to
+// look again when the lease would expire). The read is best effort: if it
+// fails, or the holder has let go since, the error names the key alone.
+func (s *LeaseStore) heldError(ctx context.Context, key string) error {
+	var (
+		label     string
+		token     int64
+		remaining int64
+	)
+	err := s.q.queryRow(ctx, s.st.holder, key).Scan(&label, &token, &remaining)
+	if err != nil || remaining <= 0 {
+		return &leasehold.HeldError{Key: key}
+	}
+	return &leasehold.HeldError{Key: key, Label: label, Token: uint64(token), Remaining: time.Duration(remaining) * time.Microsecond}
 }
 
 // Renew extends g if its owner and token still hold the key. A lease that

@@ -1,6 +1,9 @@
 package harness
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // The PostgreSQL wire-protocol readers the late clean-up fault (F5c) uses
 // to recognise, in the bytes its proxy forwards, a granted lease-row
@@ -21,20 +24,21 @@ func pgMessages(b []byte, f func(typ byte, body []byte)) {
 }
 
 // grantedLeaseReply reports whether chunk, read from the server, holds the
-// answer of a lease-row acquire that granted the key: a DataRow of four
-// columns whose first (acquired) is true, in binary or text format. Keys
-// whose name is one byte long would look alike in a List reply; the
-// harness's keys are longer.
+// answer of a lease-row acquire that granted the key: the upsert's
+// CommandComplete ("INSERT 0 1") after a DataRow of one column (the token;
+// an acquire that finds the key held returns no row, "INSERT 0 0"). No
+// other statement of the store inserts.
 func grantedLeaseReply(b []byte) bool {
-	found := false
+	row, insert := false, false
 	pgMessages(b, func(typ byte, msg []byte) {
-		if typ == 'D' && len(msg) >= 7 {
-			cols := binary.BigEndian.Uint16(msg[:2])
-			l := int32(binary.BigEndian.Uint32(msg[2:6]))
-			found = found || cols == 4 && l == 1 && (msg[6] == 1 || msg[6] == 't')
+		switch typ {
+		case 'D':
+			row = row || len(msg) >= 2 && binary.BigEndian.Uint16(msg[:2]) == 1
+		case 'C':
+			insert = insert || row && bytes.HasPrefix(msg, []byte("INSERT 0 1\x00"))
 		}
 	})
-	return found
+	return insert
 }
 
 // runsStatement reports whether chunk, sent by the client, runs a

@@ -12,4 +12,15 @@
 // BenchmarkAcquireRelease ran more than one round, e.g.
 //
 //	GOWORK=off go test -run '^$' -bench AcquireRelease -benchtime 10x
+//
+// Throughput on a shared 2-core machine is noisy (the 64-goroutine ratio to
+// pglock spread from 0.90x to 1.68x over four runs of the same binary), so
+// BenchmarkCPUPerCycle measures what a shared machine disturbs less: each
+// contender's client CPU, server CPU and allocations per cycle. At 64
+// goroutines both cores are busy and throughput follows the sum of the two.
+// BenchmarkAdvisoryParts and BenchmarkLeaseParts64 take the stores'
+// statements apart (one part removed or added at a time), BenchmarkSerial
+// runs one contender per op for -cpuprofile and -benchmem:
+//
+//	GOWORK=off go test -run '^$' -bench 'CPUPerCycle|AdvisoryParts|LeaseParts64' -benchtime 3x
 package bench
