@@ -36,6 +36,7 @@ func BenchmarkServerTime(b *testing.B) {
 				b.Fatal(err)
 			}
 			before := mainThreadCPU(ctx, b, admin)
+			callsBefore := commandCalls(ctx, b, admin)
 			b.ResetTimer()
 			for i := range b.N {
 				if err := try(ctx, fmt.Sprintf("%s%d", prefix, i%256)); err != nil {
@@ -45,8 +46,11 @@ func BenchmarkServerTime(b *testing.B) {
 			b.StopTimer()
 			us := (mainThreadCPU(ctx, b, admin) - before) * 1e6 / float64(b.N)
 			b.ReportMetric(us, "server-µs/cycle")
+			calls := perCycle(callsBefore, commandCalls(ctx, b, admin), b.N)
+			b.ReportMetric(calls["total"], "cmds/cycle")
 			if b.N > 1 { // not the probing run of one cycle
 				fmt.Printf("SUMMARY redis-server-us-%s %.2f\n", name, us)
+				fmt.Printf("COMMANDS %s %s\n", name, formatCalls(calls))
 			}
 		})
 	}

@@ -13,8 +13,8 @@ const DefaultPrefix = "leasehold:"
 
 // Names builds the storage names of leases under one prefix.
 //
-// A lease on key k is stored as prefix{enc(k)}:lock (a hash holding owner,
-// label and token, with the lease's TTL) and prefix{enc(k)}:token (the
+// A lease on key k is stored as prefix{enc(k)}:lock (a string holding owner,
+// token and label, with the lease's TTL) and prefix{enc(k)}:token (the
 // counter, without TTL), and wakes waiters on the pub/sub channel
 // prefix{enc(k)}:free. enc percent-encodes '%', '{' and '}', so the braces
 // form a Redis Cluster hash tag around the whole key (both keys of a lease

@@ -1,50 +1,92 @@
 -- leasehold acquire: claim a free or expired lease and mint its token in one
 -- atomic step.
 -- KEYS[1] lease: a string <len(owner)>:<owner>:<token>:<label> with the TTL
--- KEYS[2] token counter (no TTL: it outlives every lease on the key)
+-- KEYS[2] token counter: the largest token granted on the key (no TTL: it
+-- outlives every lease on the key)
 -- ARGV[1] <len(owner)>:<owner>:, ARGV[2] label, ARGV[3] TTL in milliseconds,
 -- ARGV[4] (optional) the token to grant: Redlock proposes one token to every
 -- master, so that every master of a grant holds the same one.
 -- Returns {1, token} when granted, {0, lease, pttl} when held, and {2, counter}
--- when ARGV[4] is not above the counter (nothing is written).
+-- when ARGV[4] is not above the counter (nothing is left written).
+--
+-- The token is the larger of the counter plus one and the server's clock in
+-- microseconds, so it keeps increasing when a restart without persistence
+-- loses the counter (as long as the server's clock does not step back).
+-- A free key costs four calls: GET (free), TIME, SET the lease with the clock
+-- as its token, GETSET the counter to it. GETSET returns the old counter, and
+-- only when that is not below the token (two grants in one microsecond, a
+-- clock stepped back, a proposal from a client whose clock is behind) or is
+-- not a token does repair() fix both keys up or put them back. A held key
+-- costs GET and PTTL. GETSET rather than SET ... GET: Redis 5.0 has it.
+local max = 9007199254740991 -- 2^53 - 1: above it, Lua's doubles skip integers
+
 local v = redis.call('GET', KEYS[1])
 if v then
   return {0, v, redis.call('PTTL', KEYS[1])}
 end
-local last = redis.call('GET', KEYS[2])
-local n = 0
-if last then
-  n = nil
+
+local function garbage(what, s)
+  return redis.error_reply('LEASEHOLD ' .. what .. ' ' ..
+    string.format('%q', string.sub(s, 1, 32)) .. ', not a token')
+end
+
+-- repair handles every counter the fast path does not: last is what GETSET
+-- returned (an error table when the counter is not a string), tok and s the
+-- token the lease and the counter were just given.
+local function repair(last, tok, s)
+  if type(last) == 'table' then -- GETSET failed and wrote nothing
+    redis.call('DEL', KEYS[1])
+    return last
+  end
+  local n
   if string.len(last) <= 16 and string.match(last, '^%d+$') then
     n = tonumber(last)
   end
-  if not n or n >= 9007199254740991 then
-    return redis.error_reply('LEASEHOLD token counter ' .. KEYS[2] .. ' holds ' ..
-      string.format('%q', string.sub(last, 1, 32)) .. ', not a token')
+  if not n or n >= max then
+    redis.call('SET', KEYS[2], last)
+    redis.call('DEL', KEYS[1])
+    return garbage('token counter ' .. KEYS[2] .. ' holds', last)
   end
+  if n < tok then -- a token with leading zeros: nothing to repair
+    return {1, s}
+  end
+  if ARGV[4] then -- the proposal is refused: undo both writes
+    redis.call('SET', KEYS[2], last)
+    redis.call('DEL', KEYS[1])
+    return {2, string.format('%.0f', n)}
+  end
+  s = string.format('%.0f', n + 1)
+  redis.call('SET', KEYS[2], s)
+  redis.call('SET', KEYS[1], ARGV[1] .. s .. ':' .. ARGV[2], 'PX', ARGV[3])
+  return {1, s}
 end
-local tok
+
+local s, tok
 if ARGV[4] then
   if string.len(ARGV[4]) <= 16 and string.match(ARGV[4], '^%d+$') then
     tok = tonumber(ARGV[4])
   end
-  if not tok or tok < 1 or tok >= 9007199254740991 then
-    return redis.error_reply('LEASEHOLD proposed token ' ..
-      string.format('%q', string.sub(ARGV[4], 1, 32)) .. ' is not a token')
+  if not tok or tok < 1 or tok >= max then
+    return garbage('proposed token', ARGV[4])
   end
-  if tok <= n then
-    return {2, string.format('%.0f', n)}
-  end
+  s = string.format('%.0f', tok)
 else
-  -- The token is the larger of the counter plus one and the server's clock
-  -- in microseconds, so it keeps increasing when a restart without
-  -- persistence loses the counter (as long as the server's clock does not
-  -- step back).
+  -- The clock in microseconds as TIME's two strings joined (no arithmetic,
+  -- no string.format): seconds, then microseconds padded to six digits.
   local t = redis.call('TIME')
-  tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  if n + 1 > tok then tok = n + 1 end
+  local us = t[2]
+  if #us < 6 then
+    us = string.sub('00000' .. us, -6)
+  end
+  s = t[1] .. us
+  tok = tonumber(s)
 end
-local s = string.format('%.0f', tok)
 redis.call('SET', KEYS[1], ARGV[1] .. s .. ':' .. ARGV[2], 'PX', ARGV[3])
-redis.call('SET', KEYS[2], s)
+local last = redis.pcall('GETSET', KEYS[2], s)
+if last then -- false: no counter yet
+  local n = tonumber(last) -- nil for an error table or a non-number
+  if not (n and n < tok and #last <= 16 and not string.find(last, '%D')) then
+    return repair(last, tok, s)
+  end
+end
 return {1, s}
