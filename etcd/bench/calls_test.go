@@ -240,7 +240,7 @@ func countCycles(b *testing.B, cli *clientv3.Client, cc *callCounter, c cycler, 
 		fmt.Printf("  %s\n", l)
 	}
 	fmt.Printf("  revisions/cycle %.3f\n", per(float64(rev1-rev0)))
-	b.ReportMetric(per(float64((self1-self0).Microseconds())), "client-cpu-us/cycle")
-	b.ReportMetric(per(float64((srv1-srv0).Microseconds())), "server-cpu-us/cycle")
+	b.ReportMetric(per(float64((self1 - self0).Microseconds())), "client-cpu-us/cycle")
+	b.ReportMetric(per(float64((srv1 - srv0).Microseconds())), "server-cpu-us/cycle")
 	b.ReportMetric(float64(n)/elapsed.Seconds(), "cycles/s")
 }
