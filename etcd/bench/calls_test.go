@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +147,16 @@ func procCPU() (self, server time.Duration) {
 	return self, server
 }
 
+// goroutinesCreated returns how many goroutines this process has started.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
 func revision(b *testing.B, cli *clientv3.Client) int64 {
 	r, err := cli.Get(context.Background(), "bench/revision-probe")
 	if err != nil {
@@ -217,6 +228,7 @@ func countCycles(b *testing.B, cli *clientv3.Client, cc *callCounter, c cycler, 
 	rev0 := revision(b, cli)
 	calls0, msgs0 := cc.snapshot(), serverMsgs(b)
 	self0, srv0 := procCPU()
+	gor0 := goroutinesCreated()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var fail atomic.Value
@@ -234,6 +246,7 @@ func countCycles(b *testing.B, cli *clientv3.Client, cc *callCounter, c cycler, 
 	wg.Wait()
 	elapsed := time.Since(start)
 	self1, srv1 := procCPU()
+	gor1 := goroutinesCreated()
 	calls1, msgs1 := cc.snapshot(), serverMsgs(b)
 	rev1 := revision(b, cli)
 	if err, _ := fail.Load().(error); err != nil {
@@ -257,6 +270,7 @@ func countCycles(b *testing.B, cli *clientv3.Client, cc *callCounter, c cycler, 
 		fmt.Printf("  %s\n", l)
 	}
 	fmt.Printf("  revisions/cycle %.3f\n", per(float64(rev1-rev0)))
+	fmt.Printf("  goroutines started/cycle %.3f\n", per(float64(gor1-gor0)))
 	b.ReportMetric(per(float64((self1 - self0).Microseconds())), "client-cpu-us/cycle")
 	b.ReportMetric(per(float64((srv1 - srv0).Microseconds())), "server-cpu-us/cycle")
 	b.ReportMetric(float64(n)/elapsed.Seconds(), "cycles/s")
