@@ -182,7 +182,12 @@ type lostWatch struct {
 }
 
 // watch ends l when its grant's Lost channel closes. Each distinct channel
-// has one goroutine, for as long as a lease carries it. c.mu must be held.
+// has one goroutine. A watch left without leases lingers, so that a client
+// acquiring and releasing in a loop does not start a goroutine per lease
+// (the grants of one store session share its channel): the idle ones are
+// stopped when another channel needs a watch, and when the scheduler's
+// goroutine exits (no lease held for loopLinger, or Close). c.mu must be
+// held.
 func (c *Client) watch(l *Lease) {
 	ch := l.grant.Lost
 	if ch == nil {
@@ -190,6 +195,7 @@ func (c *Client) watch(l *Lease) {
 	}
 	w := c.watches[ch]
 	if w == nil {
+		c.stopIdleWatches()
 		w = &lostWatch{leases: make(map[*Lease]struct{}), stop: make(chan struct{})}
 		c.watches[ch] = w
 		go c.watchLost(ch, w)
@@ -197,18 +203,22 @@ func (c *Client) watch(l *Lease) {
 	w.leases[l] = struct{}{}
 }
 
-// unwatch drops l from its Lost watch, stopping a watch left empty. c.mu
-// must be held.
+// unwatch drops l from its Lost watch. c.mu must be held.
 func (c *Client) unwatch(l *Lease) {
-	ch := l.grant.Lost
-	w := c.watches[ch]
-	if ch == nil || w == nil {
-		return
+	if ch := l.grant.Lost; ch != nil {
+		if w := c.watches[ch]; w != nil {
+			delete(w.leases, l)
+		}
 	}
-	delete(w.leases, l)
-	if len(w.leases) == 0 {
-		close(w.stop)
-		delete(c.watches, ch)
+}
+
+// stopIdleWatches stops the Lost watches no lease uses. c.mu must be held.
+func (c *Client) stopIdleWatches() {
+	for ch, w := range c.watches {
+		if len(w.leases) == 0 {
+			close(w.stop)
+			delete(c.watches, ch)
+		}
 	}
 }
 
@@ -220,6 +230,11 @@ func (c *Client) watchLost(ch <-chan struct{}, w *lostWatch) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.watches[ch] == w {
+		// A later lease whose grant carries ch gets a watch of its own,
+		// which ends it at once.
+		delete(c.watches, ch)
+	}
 	for l := range w.leases {
 		c.end(l, fmt.Errorf("%w: the store reported the grant gone", ErrNotHeld))
 	}

@@ -242,6 +242,7 @@ func (c *Client) runDue(fired time.Time) (time.Time, bool) {
 				c.looping = false
 				c.armed = time.Time{}
 				c.idleSince = time.Time{}
+				c.stopIdleWatches() // no lease is held: every Lost watch is idle
 				c.mu.Unlock()
 				return time.Time{}, false
 			}

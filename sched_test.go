@@ -138,10 +138,12 @@ func (b batchMemory) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]lea
 
 // A client that acquires and releases in a loop keeps its scheduler's
 // goroutine: it neither starts one per lease nor (through the renewals'
-// jitter) has to wake it per lease. Counted with the runtime's count of
-// goroutines created, not timed.
+// jitter) has to wake it per lease; nor does it start a Lost watch per
+// lease when the grants share a Lost channel (an etcd session's). Counted
+// with the runtime's count of goroutines created, not timed.
 func TestAcquireReleaseLoopStartsNoGoroutineEach(t *testing.T) {
-	for _, st := range []leasehold.Store{memory.New(nil), batchMemory{memory.New(nil)}} {
+	lost := &lostChans{Store: memory.New(nil), chans: map[string]chan struct{}{"k": make(chan struct{})}}
+	for _, st := range []leasehold.Store{memory.New(nil), batchMemory{memory.New(nil)}, lost} {
 		c := newClient(t, st, nil)
 		s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
 		metrics.Read(s)
@@ -159,6 +161,37 @@ func TestAcquireReleaseLoopStartsNoGoroutineEach(t *testing.T) {
 		metrics.Read(s)
 		if created := s[0].Value.Uint64() - before; created > n/100 {
 			t.Errorf("%T: %d acquire+release cycles created %d goroutines, want a handful", st, n, created)
+		}
+	}
+}
+
+// A Lost watch that lingers after its last lease still sees its channel
+// close, and a lease acquired afterwards with a grant that carries the
+// closed channel ends at once.
+func TestIdleLostWatchSeesTheClose(t *testing.T) {
+	session := make(chan struct{})
+	st := &lostChans{Store: memory.New(nil), chans: map[string]chan struct{}{"a": session, "b": session, "c": session, "d": session}}
+	c := newClient(t, st, nil)
+	l, err := c.Acquire(context.Background(), "a", leasehold.AcquireOptions{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(session)                              // the watch is idle: no lease carries the channel
+	for _, k := range []string{"b", "c", "d"} { // the watch may still be handling the close
+		l, err := c.Acquire(context.Background(), k, leasehold.AcquireOptions{TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-l.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("lease %s, whose grant's Lost channel was closed, still held after 10 s", k)
+		}
+		if err := l.Err(); !errors.Is(err, leasehold.ErrNotHeld) {
+			t.Errorf("lease %s: cause %v, want a *LostError wrapping ErrNotHeld", k, err)
 		}
 	}
 }

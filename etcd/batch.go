@@ -93,7 +93,7 @@ func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, idx []int,
 	hs := make([]ownerID, len(idx)) // owner hashes
 	for j, i := range idx {
 		hs[j] = ownerHash(gs[i].Owner)
-		ops[j] = clientv3.OpTxn(holds(s.ref(gs[i]).entry.name, hs[j], int64(gs[i].Token)), nil, nil)
+		ops[j] = clientv3.OpTxn(s.grantCmps(gs[i], s.ref(gs[i]).entry.name, hs[j], int64(gs[i].Token)), nil, nil)
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(ops...).Commit()
 	if err != nil {

@@ -82,16 +82,26 @@
 // session lease).
 //
 // Renew is one read-only transaction comparing the entry's CreateRevision
-// with the token and its value with the owner's hash (two byte-order
-// compares that need the owner but not the label); it does not extend the
+// with the token and, for a grant this Store did not make, its value with
+// the owner's hash (two byte-order compares that need the owner but not the
+// label; a grant of this Store has its owner checked against the Store's
+// record of it, in the process: an entry's value is written once, when it
+// is created, so its CreateRevision names its owner); it does not extend the
 // etcd lease (the session's keepalive does) but the grant's deadline. It is
 // a linearizable read (a count of the entry rides along: etcd answers a
 // compare-only transaction from the member it reaches, which may not yet
 // have applied a grant made a moment before). RenewMany checks up to 64
-// grants per transaction, through raft. Release is
-// If(CreateRevision(entry) == token, owner's value) Then(Delete(entry)): a
-// stale holder cannot delete a newer holder's entry, even under the same
-// name (etcd issue #22082), and nobody without the owner id can. A renew of
+// grants per transaction, through raft. Release of a grant this Store
+// tracks (same owner, token and key, deadline not passed) is a plain
+// Delete(entry), as concurrency.Mutex.Unlock, after the owner and token are
+// checked in the process: the session keeps the entry's name from any other
+// use until etcd answers the delete (and for good if it does not), so the
+// delete finds this grant's entry or nothing. Release of any other grant is
+// If(CreateRevision(entry) == token, owner's value) Then(Delete(entry)).
+// Either way a stale holder cannot delete a newer holder's entry, even under
+// the same name (etcd issue #22082), and nobody without the owner id can. A
+// cycle of Acquire and Release thus sends what Mutex's Lock and Unlock send:
+// one transaction and one delete (etcd/bench's BenchmarkCalls). A renew of
 // a grant that expired but that nobody has taken since fails: the store
 // deletes it. A grant's Private names its entry; a grant rebuilt from its
 // key, owner and token in another process (Info.PortableGrants) is found by

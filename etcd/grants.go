@@ -212,3 +212,49 @@ func (ss *session) acquiring(name string) bool {
 	defer ss.mu.Unlock()
 	return ss.inflight[name] > 0
 }
+
+// releasing takes a tracked grant out of the session's grants for a release
+// by a plain delete of its name, keeping its slot claimed and its name busy
+// (housekeeping leaves it alone) until released settles it: while the slot
+// is claimed the session puts nothing else under that name, so the delete
+// can only remove this grant's entry. ok is false if the grant is not
+// tracked or its deadline has passed (Release then checks the token in
+// etcd).
+func (ss *session) releasing(name, key string, owner ownerID, token int64) (*grantRec, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	g := ss.grantOf(name, key, owner, token)
+	if g == nil || time.Now().After(g.deadline) {
+		return nil, false
+	}
+	delete(ss.grants, g.name)
+	ss.inflight[g.name]++
+	return g, true
+}
+
+// released settles a release of g begun by releasing. If etcd answered the
+// delete, the entry is gone and the slot free again. If not, the delete
+// may still be applied later, so the slot's name is never used again (a
+// late delete then finds this grant's entry or nothing), and the grant is
+// tracked again: a retried release, or housekeeping at its deadline,
+// deletes it.
+func (ss *session) released(g *grantRec, answered bool) {
+	ss.mu.Lock()
+	if ss.inflight[g.name]--; ss.inflight[g.name] <= 0 {
+		delete(ss.inflight, g.name)
+	}
+	ss.lastUse = time.Now()
+	if answered {
+		ss.free(g.entry)
+	} else if !ss.gone {
+		if used := ss.slots[g.key]; g.slot < len(used) && used[g.slot] == g.owner {
+			used[g.slot] = retiredSlot
+		}
+		ss.grants[g.name] = g
+	}
+	idle := ss.refs == 0 && len(ss.grants) == 0
+	ss.mu.Unlock()
+	if idle && ss.st.idle < 0 {
+		ss.poke()
+	}
+}

@@ -7,8 +7,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Release deletes g's entry in one transaction if its CreateRevision is still
-// g's token and its value names g's owner:
+// Release deletes g's entry if its CreateRevision is still g's token and its
+// value names g's owner. A grant this Store made and still tracks (same
+// owner, token and key, deadline not passed) is checked here, in the
+// process, and released by a plain Delete of its entry, as
+// concurrency.Mutex.Unlock does, but safely: its slot stays claimed until
+// the delete is answered (and is never used again if it is not), so the
+// name holds this grant's entry or nothing (see session.releasing). Any
+// other grant is checked in etcd, in one transaction:
 //
 //	If(CreateRevision(entry) == token, entry's value is the owner's) Then(Delete(entry))
 //
@@ -28,6 +34,11 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		return s.closedErr("release")
 	}
 	h, tok := ownerHash(g.Owner), int64(g.Token)
+	if r := s.ref(g); r != nil && r.key == g.Key {
+		if rec, ok := r.sess.releasing(r.name, g.Key, h, tok); ok {
+			return s.releaseTracked(ctx, rec)
+		}
+	}
 	name := nameOf(s.prefix, g)
 	if name == "" {
 		kv, err := s.findEntry(ctx, g)
@@ -40,7 +51,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		name = string(kv.Key)
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(holds(name, h, tok)...).
+		If(s.grantCmps(g, name, h, tok)...).
 		Then(clientv3.OpDelete(name)).
 		Commit()
 	if err != nil {
@@ -51,6 +62,22 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	}
 	if !resp.Succeeded {
 		return notHeld("release", g.Key, "")
+	}
+	return nil
+}
+
+// releaseTracked deletes the entry of rec, a grant taken out of its
+// session's grants by session.releasing, and settles it.
+func (s *Store) releaseTracked(ctx context.Context, rec *grantRec) error {
+	resp, err := s.cli.Delete(clientv3.WithRequireLeader(ctx), rec.name)
+	rec.sess.released(rec, err == nil)
+	if err != nil {
+		return s.storeErrOn(ctx, "release", err)
+	}
+	if resp.Deleted == 0 {
+		// The entry is gone though the grant was tracked: its session's
+		// etcd lease expired or was revoked.
+		return notHeld("release", rec.key, "")
 	}
 	return nil
 }

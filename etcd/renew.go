@@ -44,7 +44,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		return leasehold.Grant{}, err
 	}
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).
-		If(holds(name, h, tok)...).
+		If(s.grantCmps(g, name, h, tok)...).
 		Then(linearizable(name)).
 		Commit()
 	if err != nil {
@@ -67,6 +67,21 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 // CreateRevision) and is the entry of the owner with hash h.
 func holds(name string, h ownerID, token int64) []clientv3.Cmp {
 	return append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(name), "=", token)}, ownerCmps(name, h)...)
+}
+
+// grantCmps returns the compares that guard a release or renewal of g, whose
+// owner has hash h, on its entry name: holds's three, or only the
+// CreateRevision compare when g carries this store's record of that very
+// entry, owner and token. An entry's value is written once, by the put that
+// creates it (Acquire and joinQueue put only names that do not exist), so
+// the entry created at the record's token holds the record's owner for as
+// long as it exists; the owner is checked against the record here, in the
+// process, instead of by two more compares (two more reads) in etcd.
+func (s *Store) grantCmps(g leasehold.Grant, name string, h ownerID, token int64) []clientv3.Cmp {
+	if r := s.ref(g); r != nil && r.name == name && r.owner == h && r.token == token && r.key == g.Key {
+		return []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(name), "=", token)}
+	}
+	return holds(name, h, token)
 }
 
 // checkTracked returns nil if the session still keeps the grant of key
@@ -160,7 +175,11 @@ func (s *Store) findEntry(ctx context.Context, g leasehold.Grant) (*mvccpb.KeyVa
 // nameOf returns the name of g's entry in a store with the given prefix,
 // as the Store that made g recorded it, or "" if g does not say.
 func nameOf(prefix string, g leasehold.Grant) string {
-	if r, ok := g.Private.(*grantRec); ok && strings.HasPrefix(r.entry.name, QueuePrefix(prefix, g.Key)) {
+	r, ok := g.Private.(*grantRec)
+	if ok && r.key == g.Key && r.store.prefix == prefix {
+		return r.entry.name // the record's name is in g.Key's queue
+	}
+	if ok && strings.HasPrefix(r.entry.name, QueuePrefix(prefix, g.Key)) {
 		return r.entry.name
 	}
 	return ""
