@@ -96,14 +96,22 @@ func (s *Store) arm(ctx context.Context, ss *session, parent string) ([]string, 
 			kids []string
 			ch   <-chan zk.Event
 		)
+		// On an error the call may still be running (ctx ended first) and
+		// writing kids and ch: they are read only after a success.
 		err := ss.call(ctx, func() (err error) { kids, _, ch, err = ss.conn.ChildrenW(parent); return err })
+		if err == nil {
+			return kids, ch, nil
+		}
 		if !errors.Is(err, zk.ErrNoNode) {
-			return kids, ch, err
+			return nil, nil, err
 		}
 		var exists bool
 		err = ss.call(ctx, func() (err error) { exists, _, ch, err = ss.conn.ExistsW(parent); return err })
-		if err != nil || !exists {
-			return nil, ch, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if !exists {
+			return nil, ch, nil
 		}
 	}
 }
