@@ -1,14 +1,11 @@
 package etcd
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/internal/testserver"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // TestOrphanCleanup stands in for an acquire whose put was applied but whose
@@ -17,16 +14,7 @@ import (
 // tracked grant, and an entry of that name that holds another owner (another
 // attempt's): a clean-up never reaches a later grant.
 func TestOrphanCleanup(t *testing.T) {
-	c := testserver.NewEtcd(t, testserver.EtcdOptions{})
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	st := New(cli, nil)
-	defer st.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	st, cli, ctx := newTestStore(t)
 
 	req := leasehold.AcquireRequest{Key: "orphan/a", Owner: leasehold.NewOwnerID(), Label: "x", TTL: 2 * time.Second}
 	g, err := st.Acquire(ctx, req)

@@ -1,15 +1,11 @@
 package etcd
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/internal/testserver"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // TestReleaseTracked covers the release of a grant the store tracks, which
@@ -19,16 +15,7 @@ import (
 // session reuse the name, so a delete applied late cannot reach a later
 // grant of the key; an answered one frees the name for the next acquire.
 func TestReleaseTracked(t *testing.T) {
-	c := testserver.NewEtcd(t, testserver.EtcdOptions{})
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	st := New(cli, nil)
-	defer st.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	st, cli, ctx := newTestStore(t)
 	acquire := func() (leasehold.Grant, *grantRec) {
 		t.Helper()
 		g, err := st.Acquire(ctx, leasehold.AcquireRequest{Key: "rel/k", Owner: leasehold.NewOwnerID(), TTL: 5 * time.Second})

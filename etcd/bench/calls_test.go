@@ -136,6 +136,8 @@ func procCPU() (self, server time.Duration) {
 		if err != nil {
 			continue
 		}
+		// Fields after the command's closing parenthesis; utime and stime
+		// are the 12th and 13th of them, in clock ticks (100 per second).
 		s := string(data)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 		if len(f) > 12 {

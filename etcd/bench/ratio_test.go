@@ -3,13 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -130,25 +126,8 @@ func runFor(ctx context.Context, fns []func(context.Context) error, d time.Durat
 // members: a cost per cycle that does not depend on what else the machine
 // is running.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	t := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	for _, pid := range cluster.PIDs() {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// Fields after the command's closing parenthesis; utime and stime
-		// are the 12th and 13th of them, in clock ticks (100 per second).
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 12 {
-			u, _ := strconv.ParseInt(f[11], 10, 64)
-			k, _ := strconv.ParseInt(f[12], 10, 64)
-			t += time.Duration(u+k) * 10 * time.Millisecond
-		}
-	}
-	return t
+	self, server := procCPU()
+	return self + server
 }
 
 func median(xs []float64) float64 {
