@@ -214,6 +214,12 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 // least N/2+1 masters, with the largest of its tokens and the time until
 // fewer than a majority hold it. ErrNotHeld when no owner has a majority;
 // a *leasehold.StoreError when too few masters answered to tell.
+//
+// The masters are read one by one, not at one instant: a read that
+// overlaps an acquire or a release sees some masters before it and some
+// after. With a master down that can leave it unable to tell (a minority
+// holding, the rest free, one unanswered), so Holder reads again, twice at
+// most, a little later, before it says it cannot tell.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
 	if err := leasehold.CheckHolder(key); err != nil {
 		return leasehold.Holder{}, err
@@ -221,6 +227,26 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 	if err := s.check(ctx, "holder"); err != nil {
 		return leasehold.Holder{}, err
 	}
+	for try := 1; ; try++ {
+		h, undecided, err := s.holderOnce(ctx, key)
+		if !undecided || try == 3 {
+			return h, err
+		}
+		select {
+		case <-ctx.Done():
+			return leasehold.Holder{}, ctx.Err()
+		case <-time.After(time.Duration(try) * holderRetry):
+		}
+	}
+}
+
+// holderRetry is the wait before Holder's second read; its third waits
+// twice as long.
+const holderRetry = 20 * time.Millisecond
+
+// holderOnce is one read of every master; undecided when it cannot tell
+// whether a majority holds the key.
+func (s *Store) holderOnce(ctx context.Context, key string) (h leasehold.Holder, undecided bool, err error) {
 	var (
 		mu   sync.Mutex
 		t    tally
@@ -240,15 +266,15 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return leasehold.Holder{}, err
+		return leasehold.Holder{}, false, err
 	}
 	top := t.largestHolder()
 	if len(top) >= s.quorum {
 		he := s.heldError(key, top)
-		return leasehold.Holder{Key: key, Label: he.Label, Token: he.Token, Remaining: he.Remaining}, nil
+		return leasehold.Holder{Key: key, Label: he.Label, Token: he.Token, Remaining: he.Remaining}, false, nil
 	}
 	if len(top)+len(t.errs) >= s.quorum {
-		return leasehold.Holder{}, s.quorumError("holder", "answered", key, len(s.nodes)-len(t.errs), t.errs, "cannot tell whether a majority holds it")
+		return leasehold.Holder{}, true, s.quorumError("holder", "answered", key, len(s.nodes)-len(t.errs), t.errs, "cannot tell whether a majority holds it")
 	}
-	return leasehold.Holder{}, fmt.Errorf("holder %q: no owner holds a majority: %w", key, leasehold.ErrNotHeld)
+	return leasehold.Holder{}, false, fmt.Errorf("holder %q: no owner holds a majority: %w", key, leasehold.ErrNotHeld)
 }
