@@ -244,7 +244,16 @@ func (e *RedlockEnv) earlyRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _ = ee.st.Holder(Ctx(t), k) // time for a late master to join the grant
+		// Time for the slow master's acquire answer to reach the grant
+		// (Release waits only for the masters known to hold it): the
+		// master holds the key, so its answer was sent; one more read of
+		// every master lets the answer be taken in.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if l, err := ee.nodes[2].Holder(Ctx(t), k); err == nil && l != nil {
+				break
+			}
+		}
+		_, _ = ee.st.Holder(Ctx(t), k)
 		before := ee.slow.held()
 		errc := make(chan error, 1)
 		go func() { errc <- ee.st.Release(Ctx(t), g) }()
@@ -264,8 +273,9 @@ func (e *RedlockEnv) earlyRelease(t *testing.T) {
 		if !reached {
 			continue
 		}
-		// Release waits for every master: it has not returned while the
-		// slow master holds its call, and once it returns the key is free
+		// Release waits for every master known to hold the grant: it has
+		// not returned while the slow master holds its call, and once it
+		// returns the key is free
 		// on every master, so Holder sees it free at once.
 		select {
 		case err := <-errc:
