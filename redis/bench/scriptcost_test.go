@@ -13,10 +13,7 @@ import (
 	"github.com/leasehold-go/leasehold/redis/internal/core"
 )
 
-var (
-	scriptCostRounds = flag.Int("scriptcost", 0, "rounds of TestScriptCost (0: skip it)")
-	scriptCostPiped  = flag.Bool("scriptcost-pipelined", false, "TestScriptCost sends each block in two pipelines (the scripts' own cost, without a round trip's system calls) and also measures held attempts")
-)
+var scriptCostPiped = flag.Bool("scriptcost-pipelined", false, "BenchmarkScriptCost sends each block in two pipelines (the scripts' own cost, without a round trip's system calls) and also measures held attempts")
 
 // scriptBlock is the cycles of one implementation between two readings of
 // the server's CPU.
@@ -27,13 +24,13 @@ type scriptPair struct{ name, acquire, release string }
 
 // scriptPairs are the store's scripts and the alternatives they were
 // measured against (testdata/).
-func scriptPairs(t *testing.T) []scriptPair {
+func scriptPairs(b *testing.B) []scriptPair {
 	file := func(name string) string {
-		b, err := os.ReadFile("testdata/" + name + ".lua")
+		src, err := os.ReadFile("testdata/" + name + ".lua")
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
-		return string(b)
+		return string(src)
 	}
 	acq, rel := core.AcquireScript.Src, core.ReleaseScript.Src
 	return []scriptPair{
@@ -45,25 +42,22 @@ func scriptPairs(t *testing.T) []scriptPair {
 	}
 }
 
-// TestScriptCost measures redis-server's main-thread CPU per acquire+release
+// BenchmarkScriptCost measures redis-server's main-thread CPU per acquire+release
 // cycle of the store's scripts, of alternatives to them and of the raw
 // floor, sent straight from go-redis on one connection and interleaved in
 // blocks of 1,000 cycles on fresh keys, so that the machine's load drifts
-// over all of them alike. It prints "SCRIPTCOST <name> <µs per cycle>
-// <commands per cycle>". Run it with
+// over all of them alike. One op is one round (a block of each); it prints
+// "SCRIPTCOST <name> <µs per cycle> <commands per cycle>" and reports the
+// store's scripts over the floor. Run it with
 //
-//	GOWORK=off go test -run TestScriptCost -v -args -scriptcost 40 [-scriptcost-pipelined]
-func TestScriptCost(t *testing.T) {
-	if *scriptCostRounds <= 0 {
-		t.Skip("-scriptcost not given")
-	}
+//	GOWORK=off go test -run '^$' -bench ScriptCost -benchtime 40x [-args -scriptcost-pipelined]
+func BenchmarkScriptCost(b *testing.B) {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 1})
 	defer c.Close()
 	admin := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 1})
 	defer admin.Close()
-	b := &testing.B{} // for mainThreadCPU and commandCalls, which fail through it
-	pairs := scriptPairs(t)
+	pairs := scriptPairs(b)
 	names := []string{"floor"}
 	for _, p := range pairs {
 		names = append(names, p.name)
@@ -74,7 +68,8 @@ func TestScriptCost(t *testing.T) {
 	for i := range calls {
 		calls[i] = map[string]float64{}
 	}
-	for r := range *scriptCostRounds {
+	rounds := b.N
+	for r := range rounds {
 		for i, name := range names {
 			keys := make([]string, scriptBlock)
 			for j := range keys {
@@ -86,19 +81,21 @@ func TestScriptCost(t *testing.T) {
 			if i == 0 {
 				err = floorBlock(ctx, c, keys)
 			} else {
-				h, err = pairBlock(ctx, c, admin, pairs[i-1], keys)
+				h, err = pairBlock(ctx, b, c, admin, pairs[i-1], keys)
 			}
 			if err != nil {
-				t.Fatalf("%s: %v", name, err)
+				b.Fatalf("%s: %v", name, err)
 			}
 			cpu[i] += mainThreadCPU(ctx, b, admin) - before - h
 			held[i] += h
 			for k, v := range perCycle(cb, commandCalls(ctx, b, admin), scriptBlock) {
-				calls[i][k] += v / float64(*scriptCostRounds)
+				calls[i][k] += v / float64(rounds)
 			}
 		}
 	}
-	n := float64(*scriptCostRounds * scriptBlock)
+	n := float64(rounds * scriptBlock)
+	b.ReportMetric(cpu[1]/cpu[0], "store/floor")
+	b.ReportMetric(0, "ns/op")
 	for i, name := range names {
 		line := fmt.Sprintf("SCRIPTCOST %-20s %6.2f µs/cycle %5.2fx floor", name, cpu[i]*1e6/n, cpu[i]/cpu[0])
 		if held[i] > 0 {
@@ -151,7 +148,7 @@ func floorBlock(ctx context.Context, c *redis.Client, keys []string) error {
 // attempt per key by another owner while the key is held, and returns the
 // server CPU seconds those took (with their INFO), which the caller keeps
 // apart; the commands per cycle include them.
-func pairBlock(ctx context.Context, c, admin *redis.Client, p scriptPair, keys []string) (float64, error) {
+func pairBlock(ctx context.Context, b *testing.B, c, admin *redis.Client, p scriptPair, keys []string) (float64, error) {
 	acq, rel := redis.NewScript(p.acquire), redis.NewScript(p.release)
 	for _, s := range []*redis.Script{acq, rel} {
 		if err := s.Load(ctx, c).Err(); err != nil {
@@ -191,14 +188,14 @@ func pairBlock(ctx context.Context, c, admin *redis.Client, p scriptPair, keys [
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, err
 	}
-	before := mainThreadCPU(ctx, &testing.B{}, admin)
+	before := mainThreadCPU(ctx, b, admin)
 	for _, k := range keys {
 		acquire(pipe, k, "5:other:")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, err
 	}
-	held := mainThreadCPU(ctx, &testing.B{}, admin) - before
+	held := mainThreadCPU(ctx, b, admin) - before
 	for i, k := range keys {
 		rels[i] = release(pipe, k, owners[i], acqs[i])
 	}
