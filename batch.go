@@ -15,7 +15,7 @@ type batchGroup struct {
 	members  map[*Lease]struct{}
 	ev       event
 	failures int  // consecutive failed batch calls
-	stopped  bool // left empty and dropped: a batch in flight schedules no other
+	stopped  bool // no members (idle): its event is off the heap, and a batch in flight schedules no other
 }
 
 // settleChunk bounds the batch results applied per hold of c.mu, so that a
@@ -29,10 +29,16 @@ func (c *Client) join(l *Lease) bool {
 		return false
 	}
 	g := c.groups[l.ttl]
-	if g == nil {
+	switch {
+	case g == nil:
 		g = &batchGroup{ttl: l.ttl, members: make(map[*Lease]struct{})}
 		g.ev = event{kind: evBatch, g: g}
 		c.groups[l.ttl] = g
+		c.renewIn(&g.ev, l.interval())
+	case g.stopped: // idle since its last member left
+		g.stopped = false
+		g.failures = 0
+		c.idleGroups--
 		c.renewIn(&g.ev, l.interval())
 	}
 	g.members[l] = struct{}{}
@@ -40,21 +46,46 @@ func (c *Client) join(l *Lease) bool {
 	return true
 }
 
-// leave removes l from its batch group and stops an empty group. c.mu must
-// be held.
+// maxIdleGroups bounds the batch groups a client keeps after their last
+// member left, so that a client acquiring and releasing in a loop reuses
+// its group instead of making one per lease, and one using many TTLs does
+// not keep a group per TTL.
+const maxIdleGroups = 4
+
+// leave removes l from its batch group and stops an empty group: its event
+// leaves the heap, and a batch in flight schedules no other. The group
+// stays for the next member with its TTL, unless maxIdleGroups others are
+// idle already; the scheduler drops the idle ones when it goes idle itself.
+// c.mu must be held.
 func (c *Client) leave(l *Lease) {
 	g := l.group
 	if g == nil {
 		return
 	}
 	delete(g.members, l)
-	if len(g.members) == 0 {
-		g.stopped = true
-		c.unschedule(&g.ev)
-		if c.groups[g.ttl] == g {
-			delete(c.groups, g.ttl)
+	if len(g.members) > 0 {
+		return
+	}
+	g.stopped = true
+	c.unschedule(&g.ev)
+	if c.idleGroups < maxIdleGroups {
+		c.idleGroups++
+		return
+	}
+	if c.groups[g.ttl] == g {
+		delete(c.groups, g.ttl)
+	}
+}
+
+// dropIdleGroups forgets the batch groups without members. c.mu must be
+// held.
+func (c *Client) dropIdleGroups() {
+	for ttl, g := range c.groups {
+		if len(g.members) == 0 {
+			delete(c.groups, ttl)
 		}
 	}
+	c.idleGroups = 0
 }
 
 // groupInterval is the time between batches of g, before jitter.

@@ -243,6 +243,7 @@ func (c *Client) runDue(fired time.Time) (time.Time, bool) {
 				c.armed = time.Time{}
 				c.idleSince = time.Time{}
 				c.stopIdleWatches() // no lease is held: every Lost watch is idle
+				c.dropIdleGroups()  // and every batch group
 				c.mu.Unlock()
 				return time.Time{}, false
 			}
