@@ -1,0 +1,155 @@
+package sessionpool
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fake is a Session whose set-up is its setUp function.
+type fake struct {
+	p     *Pool[*fake]
+	class time.Duration
+	setUp func(context.Context, *fake) error
+	held  chan struct{} // receives once per Hold that took a reference (buffered: 1)
+
+	mu   sync.Mutex
+	refs int
+	gone bool
+
+	up    chan struct{}
+	upErr error
+}
+
+func (f *fake) Hold() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gone {
+		return false
+	}
+	f.refs++
+	select {
+	case f.held <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (f *fake) Drop() {
+	f.mu.Lock()
+	f.refs--
+	f.mu.Unlock()
+}
+
+func (f *fake) SetUp(ctx context.Context) {
+	defer close(f.up)
+	if f.upErr = f.setUp(ctx, f); f.upErr != nil {
+		f.retire()
+	}
+}
+
+func (f *fake) Up() <-chan struct{} { return f.up }
+func (f *fake) UpErr() error        { return f.upErr }
+
+func (f *fake) retire() {
+	f.mu.Lock()
+	f.gone = true
+	f.mu.Unlock()
+	f.p.Forget(f.class, f)
+}
+
+func (f *fake) refCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refs
+}
+
+var errClosed = errors.New("closed")
+
+// newPool returns a pool of fakes whose set-up is setUp, and counts the
+// sessions it creates in made.
+func newPool(setUp func(context.Context, *fake) error, made *atomic.Int32) *Pool[*fake] {
+	var p *Pool[*fake]
+	p = New(func(class time.Duration) *fake {
+		made.Add(1)
+		return &fake{p: p, class: class, setUp: setUp, refs: 1, up: make(chan struct{}), held: make(chan struct{}, 1)}
+	}, func() error { return errClosed })
+	return p
+}
+
+func ok(context.Context, *fake) error { return nil }
+
+func TestUseSequential(t *testing.T) {
+	tests := []struct {
+		name      string
+		setUp     func(context.Context, *fake) error
+		run       func(t *testing.T, p *Pool[*fake]) error // the second step, after a first Use of class 1s
+		wantErr   error
+		wantMade  int
+		wantRefs  int // of the first session
+		wantInMap int
+	}{
+		{"reuse", ok, func(t *testing.T, p *Pool[*fake]) error {
+			_, err := p.Use(context.Background(), time.Second)
+			return err
+		}, nil, 1, 2, 1},
+		{"other class", ok, func(t *testing.T, p *Pool[*fake]) error {
+			_, err := p.Use(context.Background(), 2*time.Second)
+			return err
+		}, nil, 2, 1, 2},
+		{"gone replaced", ok, func(t *testing.T, p *Pool[*fake]) error {
+			first := p.All()[0]
+			first.mu.Lock()
+			first.gone = true // lost, but not yet forgotten
+			first.mu.Unlock()
+			ss, err := p.Use(context.Background(), time.Second)
+			if err == nil && ss == first {
+				t.Error("Use returned the gone session")
+			}
+			return err
+		}, nil, 2, 1, 1},
+		{"stale forget", ok, func(t *testing.T, p *Pool[*fake]) error {
+			p.Forget(time.Second, &fake{})
+			return nil
+		}, nil, 1, 1, 1},
+		{"closed", ok, func(t *testing.T, p *Pool[*fake]) error {
+			all, first := p.Close()
+			if len(all) != 1 || !first {
+				t.Errorf("Close = %d sessions, %v; want 1, true", len(all), first)
+			}
+			if all, first := p.Close(); all != nil || first {
+				t.Errorf("second Close = %v, %v; want nil, false", all, first)
+			}
+			if p.WhileOpen(func() { t.Error("WhileOpen ran on a closed pool") }) {
+				t.Error("WhileOpen reported running on a closed pool")
+			}
+			_, err := p.Use(context.Background(), time.Second)
+			return err
+		}, errClosed, 1, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var made atomic.Int32
+			p := newPool(tt.setUp, &made)
+			first, err := p.Use(context.Background(), time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.run(t, p); !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if n := int(made.Load()); n != tt.wantMade {
+				t.Errorf("%d sessions made, want %d", n, tt.wantMade)
+			}
+			if n := first.refCount(); n != tt.wantRefs {
+				t.Errorf("first session has %d references, want %d", n, tt.wantRefs)
+			}
+			if n := len(p.All()); n != tt.wantInMap {
+				t.Errorf("%d sessions in the pool, want %d", n, tt.wantInMap)
+			}
+		})
+	}
+}
