@@ -40,12 +40,12 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, op 
 	}
 	class := classOf(req.TTL)
 	for attempt := 0; ; attempt++ {
-		ss, err := s.use(ctx, class)
+		ss, err := s.sessions.Use(ctx, class)
 		if err != nil {
 			return leasehold.Grant{}, err
 		}
 		g, err := op(ctx, ss, req)
-		ss.drop()
+		ss.Drop()
 		if errors.Is(err, errLeaseGone) {
 			if attempt == 0 {
 				continue // the session expired under us: one more try on a new one

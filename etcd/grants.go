@@ -34,9 +34,9 @@ type orphan struct {
 	token int64 // delete only if the key's CreateRevision is token; 0: unknown, see deleteIfUntracked
 }
 
-// hold takes a reference on the session for an acquire or a wait. It fails
+// Hold takes a reference on the session for an acquire or a wait. It fails
 // if the session is gone.
-func (ss *session) hold() bool {
+func (ss *session) Hold() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.gone {
@@ -46,8 +46,8 @@ func (ss *session) hold() bool {
 	return true
 }
 
-// drop drops a reference taken by hold (or newSession).
-func (ss *session) drop() {
+// Drop drops a reference taken by Hold (or newSession).
+func (ss *session) Drop() {
 	ss.mu.Lock()
 	ss.refs--
 	ss.lastUse = time.Now()

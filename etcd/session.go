@@ -40,8 +40,8 @@ type session struct {
 	stopOnce sync.Once
 	kick     chan struct{} // wakes housekeeping early
 
-	// mu guards the fields below. Code holding the Store's mu may take it;
-	// code holding it never takes the Store's.
+	// mu guards the fields below. Code holding the sessions pool's mutex may
+	// take it; code holding it never takes the pool's.
 	mu       sync.Mutex
 	expiry   time.Time            // lower bound of the etcd lease's expiry, by our monotonic clock
 	grants   map[string]*grantRec // by entry name; see grants.go
@@ -87,9 +87,10 @@ func classOf(ttl time.Duration) time.Duration {
 	return (ttl + time.Second - 1) / time.Second * time.Second
 }
 
-// start grants the session's etcd lease and starts its goroutines. On
-// failure it records err, retires the session, and starts nothing.
-func (ss *session) start(ctx context.Context) {
+// SetUp grants the session's etcd lease and starts its goroutines, then
+// closes ready. On failure it records err, retires the session, and starts
+// nothing.
+func (ss *session) SetUp(ctx context.Context) {
 	s := ss.st
 	defer close(ss.ready)
 	t0 := time.Now()
@@ -111,6 +112,12 @@ func (ss *session) start(ctx context.Context) {
 		ss.close(context.Background()) // nothing is under it yet
 	}
 }
+
+// Up returns ready, closed once SetUp has finished; UpErr says how.
+func (ss *session) Up() <-chan struct{} { return ss.ready }
+
+// UpErr reports why SetUp failed, or nil. It is read once Up is closed.
+func (ss *session) UpErr() error { return ss.err }
 
 // started records that the goroutines of a session whose etcd lease was
 // granted by a request sent at t0 are starting.
@@ -148,7 +155,7 @@ func (ss *session) markLost() {
 		ss.slots = map[string][]ownerID{}
 		ss.orphans = nil
 		ss.mu.Unlock()
-		ss.st.forget(ss)
+		ss.st.sessions.Forget(ss.class, ss)
 		close(ss.lost)
 		ss.halt()
 	})
@@ -159,7 +166,7 @@ func (ss *session) retire() {
 	ss.mu.Lock()
 	ss.gone = true
 	ss.mu.Unlock()
-	ss.st.forget(ss)
+	ss.st.sessions.Forget(ss.class, ss)
 }
 
 // shut marks the session gone and ends its goroutines, for Store.Close

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -39,11 +40,11 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // session and watch goroutines
 
-	// mu guards sessions and closed. A session's own state is under the
-	// session's mutex; code that holds both takes mu first.
-	mu       sync.Mutex
-	sessions map[time.Duration]*session // by TTL class; see sessions.go
-	closed   bool
+	// sessions are the store's sessions by TTL class, and whether the
+	// store is closed, under the pool's mutex; see sessions.go. A session's
+	// own state is under the session's mutex; code that holds both takes
+	// the pool's first.
+	sessions *sessionpool.Pool[*session]
 }
 
 var (
@@ -69,14 +70,16 @@ func New(cli *clientv3.Client, opts *Options) *Store {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Store{
-		cli:      cli,
-		prefix:   o.Prefix,
-		idle:     o.IdleTimeout,
-		ctx:      ctx,
-		cancel:   cancel,
-		sessions: make(map[time.Duration]*session),
+	s := &Store{
+		cli:    cli,
+		prefix: o.Prefix,
+		idle:   o.IdleTimeout,
+		ctx:    ctx,
+		cancel: cancel,
 	}
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
+		func() error { return s.closedErr("acquire") })
+	return s
 }
 
 // TokenCaveat is the assumption behind the store's tokens, reported in Info.
@@ -106,26 +109,17 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *Store) isClosed() bool { return s.sessions.Closed() }
 
 // Close stops the store's sessions: their keepalives end, so their grants
 // expire by their etcd lease's TTL (Close does not release leases). Sessions
 // with no grants are revoked at once. Close does not close a client passed
 // to New; it closes the one OpenURL made.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	all, first := s.sessions.Close()
+	if !first {
 		return nil
 	}
-	s.closed = true
-	all := s.sessions
-	s.sessions = map[time.Duration]*session{}
-	s.mu.Unlock()
 
 	var wg sync.WaitGroup
 	for _, ss := range all {

@@ -42,14 +42,13 @@ func awaitCreated(ctx context.Context, wch clientv3.WatchChan) error {
 // the store closes, with the goroutine counted in s.wg (the caller calls
 // s.wg.Done when it ends).
 func (s *Store) watchContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	// Counted under the pool's mutex: either Close waits for it, or it
+	// sees the store closed.
+	if !s.sessions.WhileOpen(func() { s.wg.Add(1) }) {
 		return nil, nil, s.closedErr("watch")
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
-	s.wg.Add(1)
 	return wctx, func() { stop(); cancel() }, nil
 }
 
