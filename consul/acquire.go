@@ -50,12 +50,12 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	}
 	class := classOf(req.TTL)
 	for attempt := 0; ; attempt++ {
-		ss, err := s.use(ctx, class)
+		ss, err := s.sessions.Use(ctx, class)
 		if err != nil {
 			return leasehold.Grant{}, onKey(err, "acquire", req.Key)
 		}
 		g, err := s.acquireOn(ctx, ss, req)
-		ss.drop()
+		ss.Drop()
 		if errors.Is(err, errSessionGone) {
 			if attempt == 0 {
 				continue // the session was invalidated under us: one more try on a new one

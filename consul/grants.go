@@ -26,9 +26,9 @@ type orphan struct {
 // orphanWatch is how long an acquire whose reply was lost is looked for.
 const orphanWatch = 10 * time.Second
 
-// hold takes a reference on the session for an acquire. It fails if the
+// Hold takes a reference on the session for an acquire. It fails if the
 // session is gone.
-func (ss *session) hold() bool {
+func (ss *session) Hold() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.gone {
@@ -38,8 +38,8 @@ func (ss *session) hold() bool {
 	return true
 }
 
-// drop drops a reference taken by hold (or newSession).
-func (ss *session) drop() {
+// Drop drops a reference taken by Hold (or newSession).
+func (ss *session) Drop() {
 	ss.mu.Lock()
 	ss.refs--
 	ss.lastUse = time.Now()

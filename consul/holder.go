@@ -45,17 +45,18 @@ func (s *Store) holderOf(key string, kv *api.KVPair) leasehold.Holder {
 
 // remaining returns the time left on a grant this Store keeps, or 0.
 func (s *Store) remaining(name, tag string, token uint64) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ss := range s.sessions {
+	var left time.Duration
+	s.sessions.Find(func(ss *session) bool {
 		ss.mu.Lock()
 		g := ss.grants[name]
 		ss.mu.Unlock()
 		if g != nil && g.tag == tag && g.token == token {
-			return max(time.Until(g.deadline), 0)
+			left = max(time.Until(g.deadline), 0)
+			return true
 		}
-	}
-	return 0
+		return false
+	})
+	return left
 }
 
 // List reports the current holders of keys starting with prefix, in key

@@ -88,11 +88,12 @@ func (ss *session) renewOnce() kaOutcome {
 // released at once instead of at the session's expiry, once the agent
 // answers again.
 func (s *Store) destroyLater(ss *session) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
+	s.sessions.WhileOpen(func() { s.destroyLaterLocked(ss) })
+}
+
+// destroyLaterLocked is destroyLater holding the pool's mutex, so that
+// Close waits for its goroutine.
+func (s *Store) destroyLaterLocked(ss *session) {
 	ss.mu.Lock()
 	end := ss.expiry.Add(2 * ss.ttl)
 	ss.mu.Unlock()

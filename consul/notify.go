@@ -97,14 +97,13 @@ func (s *Store) blockOn(ctx context.Context, name string, index uint64, freeOnly
 // the store closes, with the goroutine counted in s.wg (the goroutine calls
 // s.wg.Done when it ends).
 func (s *Store) watchContext(ctx context.Context, op string) (context.Context, context.CancelFunc, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	// Counted under the pool's mutex: either Close waits for it, or it
+	// sees the store closed.
+	if !s.sessions.WhileOpen(func() { s.wg.Add(1) }) {
 		return nil, nil, s.closedErr(op)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
-	s.wg.Add(1)
 	return wctx, func() { stop(); cancel() }, nil
 }
 

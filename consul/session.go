@@ -43,8 +43,8 @@ type session struct {
 	stopOnce sync.Once
 	kick     chan struct{} // wakes housekeeping early
 
-	// mu guards the fields below. Code holding the Store's mu may take it;
-	// code holding it never takes the Store's.
+	// mu guards the fields below. Code holding the sessions pool's mutex may
+	// take it; code holding it never takes the pool's.
 	mu       sync.Mutex
 	expiry   time.Time            // lower bound of the session's invalidation, by our monotonic clock
 	grants   map[string]*grantRec // by KV key; see grants.go
@@ -93,14 +93,15 @@ func classOf(ttl time.Duration) time.Duration {
 	return (ttl + time.Second - 1) / time.Second * time.Second
 }
 
-// start creates the Consul session and starts the goroutines. On failure it
-// records err, retires the session, and starts nothing.
+// SetUp creates the Consul session and starts the goroutines, then closes
+// ready. On failure it records err, retires the session, and starts
+// nothing.
 //
 // The session has no health checks (NodeChecks empty: the agent's serfHealth
 // check, Consul's default, would invalidate it whenever the agent's node
 // flaps, before any holder could know), behavior release, and a lock-delay
 // of the class's TTL (at most Consul's 60 s): see the package doc.
-func (ss *session) start(ctx context.Context) {
+func (ss *session) SetUp(ctx context.Context) {
 	s := ss.st
 	defer close(ss.ready)
 	t0 := time.Now()
@@ -148,6 +149,12 @@ func (ss *session) create(ctx context.Context, entry *api.SessionEntry) (string,
 	}
 }
 
+// Up returns ready, closed once SetUp has finished; UpErr says how.
+func (ss *session) Up() <-chan struct{} { return ss.ready }
+
+// UpErr reports why SetUp failed, or nil. It is read once Up is closed.
+func (ss *session) UpErr() error { return ss.err }
+
 // started records that the goroutines of a session created by a request
 // sent at t0 are starting.
 func (ss *session) started(t0 time.Time) {
@@ -182,7 +189,7 @@ func (ss *session) markLost() {
 		ss.grants = map[string]*grantRec{}
 		ss.orphans = nil
 		ss.mu.Unlock()
-		ss.st.forget(ss)
+		ss.st.sessions.Forget(ss.class, ss)
 		close(ss.lost)
 		ss.halt()
 	})
@@ -193,7 +200,7 @@ func (ss *session) retire() {
 	ss.mu.Lock()
 	ss.gone = true
 	ss.mu.Unlock()
-	ss.st.forget(ss)
+	ss.st.sessions.Forget(ss.class, ss)
 }
 
 // shut marks the session gone and ends its goroutines, for Store.Close

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // Options configure a Store. The zero value is the documented default.
@@ -56,11 +57,11 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // session and watch goroutines
 
-	// mu guards sessions and closed. A session's own state is under the
-	// session's mutex; code that holds both takes mu first.
-	mu       sync.Mutex
-	sessions map[time.Duration]*session // by TTL class; see sessions.go
-	closed   bool
+	// sessions are the store's sessions by TTL class, and whether the
+	// store is closed, under the pool's mutex; see sessions.go. A session's
+	// own state is under the session's mutex; code that holds both takes
+	// the pool's first.
+	sessions *sessionpool.Pool[*session]
 }
 
 var (
@@ -84,14 +85,16 @@ func New(cli *api.Client, opts *Options) *Store {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Store{
-		cli:      cli,
-		prefix:   o.Prefix,
-		idle:     o.IdleTimeout,
-		ctx:      ctx,
-		cancel:   cancel,
-		sessions: make(map[time.Duration]*session),
+	s := &Store{
+		cli:    cli,
+		prefix: o.Prefix,
+		idle:   o.IdleTimeout,
+		ctx:    ctx,
+		cancel: cancel,
 	}
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
+		func() error { return s.closedErr("acquire") })
+	return s
 }
 
 // TokenCaveat is the assumption behind the store's tokens, reported in Info.
@@ -118,25 +121,16 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *Store) isClosed() bool { return s.sessions.Closed() }
 
 // Close stops the store's sessions: their renewals end, so their grants end
 // with the session's TTL (Close does not release leases). Sessions with no
 // grants are destroyed at once.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	all, first := s.sessions.Close()
+	if !first {
 		return nil
 	}
-	s.closed = true
-	all := s.sessions
-	s.sessions = map[time.Duration]*session{}
-	s.mu.Unlock()
 
 	var wg sync.WaitGroup
 	for _, ss := range all {

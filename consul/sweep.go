@@ -160,7 +160,7 @@ func (ss *session) maybeTeardown() bool {
 	}
 	ss.gone = true
 	ss.mu.Unlock()
-	ss.st.forget(ss)
+	ss.st.sessions.Forget(ss.class, ss)
 	ss.destroy(ss.st.ctx)
 	return true
 }
