@@ -46,12 +46,12 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, wai
 		return leasehold.Grant{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		ss, err := s.use(ctx, s.classOf(req.TTL))
+		ss, err := s.sessions.Use(ctx, s.classOf(req.TTL))
 		if err != nil {
 			return leasehold.Grant{}, err
 		}
 		g, err := s.acquireOn(ctx, ss, req, wait)
-		ss.drop()
+		ss.Drop()
 		if attempt == 0 && errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !s.isClosed() {
 			continue // the session expired under us: one more try on a new one
 		}

@@ -25,9 +25,9 @@ type orphan struct {
 	id     string
 }
 
-// hold takes a reference on the session for an acquire, a wait or a watch.
+// Hold takes a reference on the session for an acquire, a wait or a watch.
 // It fails if the session is gone.
-func (ss *session) hold() bool {
+func (ss *session) Hold() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.gone {
@@ -37,8 +37,8 @@ func (ss *session) hold() bool {
 	return true
 }
 
-// drop drops a reference taken by hold (or newSession).
-func (ss *session) drop() {
+// Drop drops a reference taken by Hold (or newSession).
+func (ss *session) Drop() {
 	ss.mu.Lock()
 	ss.refs--
 	ss.lastUse = time.Now()

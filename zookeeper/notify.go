@@ -47,7 +47,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 	parent := s.ParentOf(key)
 	names, ev, err := s.arm(ctx, ss, parent)
 	if err != nil {
-		ss.drop()
+		ss.Drop()
 		return nil, nil, s.storeErr(ctx, op, parent, err)
 	}
 	out := make(chan struct{}, 1)
@@ -83,7 +83,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 		once.Do(func() {
 			close(stop)
 			<-done
-			ss.drop()
+			ss.Drop()
 		})
 	}, nil
 }

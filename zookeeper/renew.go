@@ -133,7 +133,7 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 	if err != nil {
 		return leasehold.Holder{}, err
 	}
-	defer ss.drop()
+	defer ss.Drop()
 	parent := s.ParentOf(key)
 	if err := ss.call(ctx, func() error { _, err := ss.conn.Sync(parent); return err }); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return leasehold.Holder{}, s.storeErr(ctx, "holder", parent, err)
@@ -164,13 +164,7 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 // remaining returns the time left on the grant with token if one of the
 // store's sessions keeps it, else 0.
 func (s *Store) remaining(token uint64) time.Duration {
-	s.mu.Lock()
-	all := make([]*session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		all = append(all, ss)
-	}
-	s.mu.Unlock()
-	for _, ss := range all {
+	for _, ss := range s.sessions.All() {
 		if d := ss.remaining(token); d > 0 {
 			return d
 		}

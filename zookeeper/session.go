@@ -36,7 +36,7 @@ type session struct {
 	nego   atomic.Int64 // the negotiated timeout in ms, from the last connect answer
 	passwd atomic.Value // []byte: the session's password, from the connect answer
 
-	up    chan struct{} // closed when setUp has finished; upErr says how
+	up    chan struct{} // closed when SetUp has finished; upErr says how
 	upErr error
 
 	ready     chan struct{} // closed when the session is established
@@ -49,8 +49,8 @@ type session struct {
 	stopOnce sync.Once
 	kick     chan struct{} // wakes housekeeping early
 
-	// mu guards the fields below. Code holding the Store's mu may take it;
-	// code holding it never takes the Store's.
+	// mu guards the fields below. Code holding the sessions pool's mutex may
+	// take it; code holding it never takes the pool's.
 	mu      sync.Mutex
 	sock    net.Conn             // the current connection
 	grants  map[uint64]*grantRec // by token; see grants.go
@@ -245,7 +245,7 @@ func (ss *session) markLost() {
 		ss.grants = map[uint64]*grantRec{}
 		ss.orphans = nil
 		ss.mu.Unlock()
-		ss.st.forget(ss)
+		ss.st.sessions.Forget(ss.class, ss)
 		close(ss.lost)
 		ss.halt()
 		// Called from the Conn's own goroutine: close it from another.
@@ -265,7 +265,7 @@ func (ss *session) retire() {
 	ss.mu.Lock()
 	ss.gone = true
 	ss.mu.Unlock()
-	ss.st.forget(ss)
+	ss.st.sessions.Forget(ss.class, ss)
 }
 
 // abandon drops the connection without closing the session, and closes

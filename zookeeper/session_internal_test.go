@@ -60,9 +60,7 @@ func testShared(t *testing.T, z *testserver.ZooKeeper) {
 	if _, err := s.Acquire(ictx(t), ireq("other", 2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	n := len(s.sessions)
-	s.mu.Unlock()
+	n := len(s.sessions.All())
 	if n != 2 {
 		t.Fatalf("%d sessions for two TTL classes, want 2", n)
 	}

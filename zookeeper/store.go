@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // Options configure a Store. The zero value is the documented default,
@@ -68,11 +69,11 @@ type Store struct {
 	baseMu sync.Mutex
 	baseOK bool // the base path exists
 
-	// mu guards sessions and closed. A session's own state is under the
-	// session's mutex; code that holds both takes mu first.
-	mu       sync.Mutex
-	sessions map[time.Duration]*session // by TTL class; see sessions.go
-	closed   bool
+	// sessions are the store's sessions by TTL class, and whether the
+	// store is closed, under the pool's mutex; see sessions.go. A session's
+	// own state is under the session's mutex; code that holds both takes
+	// the pool's first.
+	sessions *sessionpool.Pool[*session]
 }
 
 var (
@@ -95,14 +96,15 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
 	}
 	s := &Store{
-		servers:  opts.Servers,
-		base:     base,
-		idle:     opts.IdleTimeout,
-		dial:     opts.DialTimeout,
-		logger:   opts.Logger,
-		sessions: make(map[time.Duration]*session),
-		acl:      zk.WorldACL(zk.PermAll),
+		servers: opts.Servers,
+		base:    base,
+		idle:    opts.IdleTimeout,
+		dial:    opts.DialTimeout,
+		logger:  opts.Logger,
+		acl:     zk.WorldACL(zk.PermAll),
 	}
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
+		func() error { return s.closedErr("acquire") })
 	if opts.Auth != "" {
 		s.auth = []byte(opts.Auth)
 		s.acl = zk.AuthACL(zk.PermAll)
@@ -191,11 +193,7 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *Store) isClosed() bool { return s.sessions.Closed() }
 
 // Close ends the store's sessions. A session with no grants is closed
 // (ZooKeeper deletes its nodes at once); a session holding grants is
@@ -203,15 +201,10 @@ func (s *Store) isClosed() bool {
 // ensemble expires it, a session timeout (twice the TTL) later: Close does
 // not release leases.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	all, first := s.sessions.Close()
+	if !first {
 		return nil
 	}
-	s.closed = true
-	all := s.sessions
-	s.sessions = map[time.Duration]*session{}
-	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, ss := range all {
 		wg.Go(ss.shut)

@@ -22,7 +22,7 @@ func (ss *session) housekeep() {
 	for {
 		next, idle := ss.sweep(time.Now())
 		if idle {
-			ss.st.forget(ss)
+			ss.st.sessions.Forget(ss.class, ss)
 			ss.closeSession()
 			return
 		}
