@@ -85,13 +85,7 @@ func New(cli *api.Client, opts *Options) *Store {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{
-		cli:    cli,
-		prefix: o.Prefix,
-		idle:   o.IdleTimeout,
-		ctx:    ctx,
-		cancel: cancel,
-	}
+	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, ctx: ctx, cancel: cancel}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
 		func() error { return s.closedErr("acquire") })
 	return s

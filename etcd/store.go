@@ -70,13 +70,7 @@ func New(cli *clientv3.Client, opts *Options) *Store {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{
-		cli:    cli,
-		prefix: o.Prefix,
-		idle:   o.IdleTimeout,
-		ctx:    ctx,
-		cancel: cancel,
-	}
+	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, ctx: ctx, cancel: cancel}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
 		func() error { return s.closedErr("acquire") })
 	return s
