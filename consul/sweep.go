@@ -5,39 +5,20 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // sweepPeriod is how often housekeeping looks for expired grants.
-func (ss *session) sweepPeriod() time.Duration {
-	return min(max(ss.class/8, 50*time.Millisecond), time.Second)
-}
+func (ss *session) sweepPeriod() time.Duration { return sessionpool.SweepPeriod(ss.class) }
 
 // housekeep unlocks expired grants and orphans, and tears the session down
 // when it has been idle for the store's idle timeout.
 func (ss *session) housekeep() {
 	defer ss.st.wg.Done()
-	period := ss.sweepPeriod()
-	t := time.NewTimer(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ss.stop:
-			return
-		case <-t.C:
-		case <-ss.kick:
-		}
+	sessionpool.Housekeep(ss.stop, ss.kick, ss.sweepPeriod(), func() bool {
 		ss.sweep()
-		if ss.maybeTeardown() {
-			return
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(period)
-	}
+		return ss.maybeTeardown()
+	})
 }
 
 // sweep moves grants past their deadline to the orphans and unlocks orphans.

@@ -4,40 +4,21 @@ import (
 	"context"
 	"time"
 
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // sweepPeriod is how often housekeeping looks for expired grants.
-func (ss *session) sweepPeriod() time.Duration {
-	return min(max(ss.class/8, 50*time.Millisecond), time.Second)
-}
+func (ss *session) sweepPeriod() time.Duration { return sessionpool.SweepPeriod(ss.class) }
 
 // housekeep deletes expired grants and orphans, and tears the session down
 // when it has been idle for the store's idle timeout.
 func (ss *session) housekeep() {
 	defer ss.st.wg.Done()
-	period := ss.sweepPeriod()
-	t := time.NewTimer(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ss.stop:
-			return
-		case <-t.C:
-		case <-ss.kick:
-		}
+	sessionpool.Housekeep(ss.stop, ss.kick, ss.sweepPeriod(), func() bool {
 		ss.sweep()
-		if ss.maybeTeardown() {
-			return
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(period)
-	}
+		return ss.maybeTeardown()
+	})
 }
 
 // sweep moves grants past their deadline to the orphans and deletes orphans.
