@@ -15,6 +15,9 @@
 // started, a goroutine counted in a WaitGroup) or the code sees the pool
 // closed.
 //
+// [Housekeep] is the loop of a session's housekeeping goroutine, and
+// [SweepPeriod] how often the etcd and Consul sessions run it.
+//
 // The package talks to no server: what a session is on the server, and
 // what setting it up means, is the store's.
 package sessionpool
