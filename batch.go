@@ -14,9 +14,12 @@ type batchGroup struct {
 	ttl      time.Duration
 	members  map[*Lease]struct{}
 	ev       event
-	failures int  // consecutive failed batch calls
-	stopped  bool // no members (idle): its event is off the heap, and a batch in flight schedules no other
+	failures int // consecutive failed batch calls
 }
+
+// idle reports whether g has no members: its event is off the heap, and a
+// batch in flight schedules no other. c.mu must be held.
+func (g *batchGroup) idle() bool { return len(g.members) == 0 }
 
 // settleChunk bounds the batch results applied per hold of c.mu, so that a
 // large batch does not hold the scheduler off for long.
@@ -29,16 +32,13 @@ func (c *Client) join(l *Lease) bool {
 		return false
 	}
 	g := c.groups[l.ttl]
-	switch {
-	case g == nil:
+	if g == nil {
 		g = &batchGroup{ttl: l.ttl, members: make(map[*Lease]struct{})}
 		g.ev = event{kind: evBatch, g: g}
 		c.groups[l.ttl] = g
-		c.renewIn(&g.ev, l.interval())
-	case g.stopped: // idle since its last member left
-		g.stopped = false
+	}
+	if g.idle() { // new, or idle since its last member left
 		g.failures = 0
-		c.idleGroups--
 		c.renewIn(&g.ev, l.interval())
 	}
 	g.members[l] = struct{}{}
@@ -63,29 +63,35 @@ func (c *Client) leave(l *Lease) {
 		return
 	}
 	delete(g.members, l)
-	if len(g.members) > 0 {
+	if !g.idle() {
 		return
 	}
-	g.stopped = true
 	c.unschedule(&g.ev)
-	if c.idleGroups < maxIdleGroups {
-		c.idleGroups++
-		return
-	}
-	if c.groups[g.ttl] == g {
+	if c.idleGroupCount() > maxIdleGroups {
 		delete(c.groups, g.ttl)
 	}
+}
+
+// idleGroupCount counts the batch groups without members. c.mu must be
+// held.
+func (c *Client) idleGroupCount() int {
+	n := 0
+	for _, g := range c.groups {
+		if g.idle() {
+			n++
+		}
+	}
+	return n
 }
 
 // dropIdleGroups forgets the batch groups without members. c.mu must be
 // held.
 func (c *Client) dropIdleGroups() {
 	for ttl, g := range c.groups {
-		if len(g.members) == 0 {
+		if g.idle() {
 			delete(c.groups, ttl)
 		}
 	}
-	c.idleGroups = 0
 }
 
 // groupInterval is the time between batches of g, before jitter.
@@ -144,7 +150,7 @@ func (c *Client) batchCall(g *batchGroup, ls []*Lease, gs []Grant, sent time.Tim
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if g.stopped {
+	if g.idle() {
 		return
 	}
 	interval := c.groupInterval(g)

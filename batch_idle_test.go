@@ -35,21 +35,12 @@ func (s *grantAll) RenewMany(_ context.Context, gs []Grant) ([]RenewResult, erro
 	return out, nil
 }
 
-// groups returns how many batch groups the client keeps and how many of
-// them it counts idle.
+// groupCount returns how many batch groups the client keeps, and how many
+// of them have no members.
 func (c *Client) groupCount() (all, idle int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for _, g := range c.groups {
-		if len(g.members) == 0 {
-			n++
-		}
-	}
-	if n != c.idleGroups {
-		panic("idleGroups out of step with the groups without members")
-	}
-	return len(c.groups), c.idleGroups
+	return len(c.groups), c.idleGroupCount()
 }
 
 // A client acquiring and releasing in a loop reuses one batch group per

@@ -19,12 +19,11 @@ type Client struct {
 	info  Info
 	opts  Options
 
-	mu         sync.Mutex
-	leases     map[*Lease]struct{}
-	groups     map[time.Duration]*batchGroup  // BatchRenewer stores: one group per TTL
-	idleGroups int                            // groups without members (batch.go)
-	watches    map[<-chan struct{}]*lostWatch // one per distinct Grant.Lost channel
-	closed     bool
+	mu      sync.Mutex
+	leases  map[*Lease]struct{}
+	groups  map[time.Duration]*batchGroup  // BatchRenewer stores: one group per TTL
+	watches map[<-chan struct{}]*lostWatch // one per distinct Grant.Lost channel
+	closed  bool
 
 	// The scheduler (sched.go), guarded by mu but for wake.
 	events    eventHeap

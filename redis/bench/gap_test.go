@@ -81,21 +81,22 @@ func BenchmarkGap(b *testing.B) {
 		s := stats[i]
 		byName[im.name] = s
 		fmt.Printf("GAP %-20s cycle p50 %6.1f µs  acquire p50 %6.1f µs  release p50 %6.1f µs  client CPU %6.1f µs  server CPU %6.1f µs  allocs %5.1f  %s\n",
-			im.name, s.p50(s.cycle), s.p50(s.acq), s.p50(s.rel), s.clientUS(), s.serverUS(), s.allocs(), formatCalls(s.calls))
+			im.name, p50us(s.cycle), p50us(s.acq), p50us(s.rel), s.clientUS(), s.serverUS(), s.allocs(), formatCalls(s.calls))
 	}
 	if b.N < 10 { // the probing run, or too few rounds to print figures from
 		return
 	}
 	st, bsm, scripts, cl := byName["leasehold-goredis"], byName["bsm-redislock"], byName["leasehold-scripts"], byName["lh-client-goredis"]
-	fmt.Printf("SUMMARY redis-gap-1-cycle-us %.1f\n", st.p50(st.cycle)-bsm.p50(bsm.cycle))
+	fmt.Printf("SUMMARY redis-gap-1-cycle-us %.1f\n", p50us(st.cycle)-p50us(bsm.cycle))
 	fmt.Printf("SUMMARY redis-gap-1-server-us %.1f\n", st.serverUS()-bsm.serverUS())
 	fmt.Printf("SUMMARY redis-gap-1-client-us %.1f\n", st.clientUS()-bsm.clientUS())
-	fmt.Printf("SUMMARY redis-gap-1-code-us %.1f\n", st.p50(st.cycle)-scripts.p50(scripts.cycle))
+	fmt.Printf("SUMMARY redis-gap-1-code-us %.1f\n", p50us(st.cycle)-p50us(scripts.cycle))
 	fmt.Printf("SUMMARY redis-gap-1-calls %.2f\n", st.calls["total"]-bsm.calls["total"])
-	fmt.Printf("SUMMARY redis-gap-1-client-over-store %.3f\n", cl.p50(cl.cycle)/st.p50(st.cycle))
+	fmt.Printf("SUMMARY redis-gap-1-client-over-store %.3f\n", p50us(cl.cycle)/p50us(st.cycle))
 }
 
-func (s *gapStats) p50(d []time.Duration) float64 {
+// p50us is the median of d in microseconds.
+func p50us(d []time.Duration) float64 {
 	v := slices.Clone(d)
 	slices.Sort(v)
 	return float64(v[len(v)/2].Nanoseconds()) / 1000
