@@ -41,6 +41,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--key", "k"}, "nothing to run"},
 		{[]string{"run", "--key", "k", "--"}, "no command after --"},
 		{[]string{"run", "--", "true"}, "--key is required"},
+		{[]string{"run", "--ttl", "1s", "k", "--", "true"}, `unexpected argument "k" (the key goes first`},
 		{[]string{"run", "--key", "", "--", "true"}, "--key is required"},
 		{[]string{"run", "--key", "a\x00b", "--", "true"}, "invalid key"},
 		{[]string{"run", "--key", "a\nb", "--", "true"}, "control byte"},

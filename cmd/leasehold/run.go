@@ -53,6 +53,16 @@ func (a *app) run(args []string) int {
 
 // check validates the flags and takes the command after "--".
 func (f *runFlags) check(args, rest []string, graceGiven bool) error {
+	// The flag package stops at "--" (and drops it) or at the first
+	// argument that is not a flag; only the first is accepted, so that a
+	// misspelt flag is never run as a command.
+	n := len(args) - len(rest)
+	dashes := n > 0 && args[n-1] == "--"
+	if f.key == "" && !dashes && len(rest) > 0 {
+		// leasehold run --ttl 1s KEY -- CMD: name the stray key, not a
+		// missing --key.
+		return usagef("unexpected argument %q (the key goes first, before the flags, or anywhere as --key KEY)", rest[0])
+	}
 	if err := checkKey(f.key); err != nil {
 		return err
 	}
@@ -66,10 +76,7 @@ func (f *runFlags) check(args, rest []string, graceGiven bool) error {
 	if f.grace, err = checkGrace(f.grace, f.ttl, graceGiven); err != nil {
 		return err
 	}
-	// The flag package stops at "--" (and drops it) or at the first
-	// argument that is not a flag; only the first is accepted, so that a
-	// misspelt flag is never run as a command.
-	if n := len(args) - len(rest); n == 0 || args[n-1] != "--" {
+	if !dashes {
 		if len(rest) > 0 {
 			return usagef("missing -- before the command (write leasehold run --key KEY -- %s ...)", rest[0])
 		}
