@@ -53,14 +53,11 @@ func (a *app) run(args []string) int {
 
 // check validates the flags and takes the command after "--".
 func (f *runFlags) check(args, rest []string, graceGiven bool) error {
-	// The flag package stops at "--" (and drops it) or at the first
-	// argument that is not a flag; only the first is accepted, so that a
-	// misspelt flag is never run as a command.
-	n := len(args) - len(rest)
-	dashes := n > 0 && args[n-1] == "--"
+	// The flag package stops at "--" (dropped) or at the first non-flag;
+	// only "--" is accepted, so a misspelt flag never runs as a command, and
+	// a stray key (run --ttl 1s KEY -- CMD) is named, not a missing --key.
+	dashes := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
 	if f.key == "" && !dashes && len(rest) > 0 {
-		// leasehold run --ttl 1s KEY -- CMD: name the stray key, not a
-		// missing --key.
 		return usagef("unexpected argument %q (the key goes first, before the flags, or anywhere as --key KEY)", rest[0])
 	}
 	if err := checkKey(f.key); err != nil {
