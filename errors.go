@@ -36,7 +36,32 @@ var (
 	ErrInsufficientTime = errors.New("leasehold: not enough lease time left")
 	// ErrClosed: the client or store has been closed.
 	ErrClosed = errors.New("leasehold: closed")
+	// ErrTokensExhausted reports that a key's fencing token has reached the
+	// largest value its store can hold (a planted or corrupted counter):
+	// the store grants the key no more leases rather than wrap to a lower
+	// token. It comes wrapped in a *StoreError; nothing is held.
+	ErrTokensExhausted = errors.New("leasehold: the key's fencing tokens are exhausted")
+	// ErrForeignRecord reports a value read back from the store (a lease
+	// record, a counter, metadata, a node name) that is not a valid record
+	// of leasehold's. It comes as a *ForeignRecordError inside a
+	// *StoreError; the store refuses to act on it.
+	ErrForeignRecord = errors.New("leasehold: not a leasehold record")
 )
+
+// ForeignRecordError reports a value read back from a store that is not a
+// valid leasehold record: a planted, corrupted or foreign object. It names
+// the object and what is wrong with it; it matches ErrForeignRecord.
+type ForeignRecordError struct {
+	Object string // the store's name for it: a key, a path, an object or blob name
+	Reason string // what is wrong, e.g. `ttl_ms 9e18 is out of range`
+}
+
+func (e *ForeignRecordError) Error() string {
+	return fmt.Sprintf("%s is not a leasehold record: %s", e.Object, e.Reason)
+}
+
+// Is reports ErrForeignRecord.
+func (e *ForeignRecordError) Is(target error) bool { return target == ErrForeignRecord }
 
 // HeldError reports that a key is held by someone else.
 type HeldError struct {
