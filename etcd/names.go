@@ -164,12 +164,3 @@ func isOwnerValue(v []byte, h ownerID) bool {
 	p := ownerPrefix(h)
 	return len(v) > len(p) && string(v[:len(p)]) == p && v[len(p)] < '~'
 }
-
-// decodeLabel returns the label stored in v, or "" if v is not a value of ours.
-func decodeLabel(v []byte) string {
-	var x value
-	if json.Unmarshal(v, &x) != nil {
-		return ""
-	}
-	return x.Label
-}
