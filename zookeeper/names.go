@@ -38,8 +38,10 @@ const DefaultBase = "/leasehold"
 // digits and "-_.~" stay; every other byte (among them '/', '%', and the
 // UTF-8 bytes of non-ASCII runes, which ZooKeeper partly refuses in paths) is
 // written %XX. The names "." and ".." are escaped whole. The code is
-// prefix-free: escapeKey(p) is a prefix of escapeKey(k) exactly when p is a
-// prefix of k.
+// one-to-one, and prefix-free but for those two: escapeKey(p) is a prefix
+// of escapeKey(k) exactly when p is a prefix of k, unless p is "." or ".."
+// (escapeKey(".") is "%2E", escapeKey(".x") is ".x"). Nothing relies on
+// it: the store lists no keys by prefix, and each key is one component.
 func escapeKey(key string) string {
 	if key == "." || key == ".." {
 		return strings.Repeat("%2E", len(key))
