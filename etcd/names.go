@@ -120,14 +120,11 @@ func ownerHash(owner string) ownerID {
 	return ownerID(sum[:16])
 }
 
-// value is what an entry stores, as JSON with the owner first:
-// {"owner":"<ownerHash>","label":"..."}. Renew and release prove the owner
-// with two compares of the value's bytes (see ownerCmps), which need the
-// owner's hash but not the label.
-type value struct {
-	Owner string `json:"owner"`
-	Label string `json:"label,omitempty"`
-}
+// An entry stores JSON with the owner first:
+// {"owner":"<ownerHash>","label":"..."} (the label only if not empty; see
+// decodeValue). Renew and release prove the owner with two compares of the
+// value's bytes (see ownerCmps), which need the owner's hash but not the
+// label.
 
 // ownerPrefix is how every value of an entry of the owner with hash h
 // begins. The byte after it is ',' or '}'.
