@@ -153,6 +153,20 @@ func refused(op string, err error) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: err}
 }
 
+// checkGrant validates etcd's answer to a lease grant asking for want
+// seconds: lease id and TTL. etcd grants the TTL asked for, or its minimum
+// TTL if that is longer, never less, and never lease id 0 (no lease); an
+// answer that does not is refused rather than make a session whose
+// keepalive period (half the lease's TTL beyond the class's) is not
+// positive.
+func checkGrant(id clientv3.LeaseID, ttl, want int64) error {
+	if id == 0 || ttl < want || ttl > maxLeaseTTL {
+		return &leasehold.ForeignRecordError{Object: fmt.Sprintf("lease %016x", uint64(id)),
+			Reason: fmt.Sprintf("granted with a TTL of %d s for %d s asked for", ttl, want)}
+	}
+	return nil
+}
+
 // maxLeaseTTL is etcd's largest lease TTL, in seconds (lease.MaxLeaseTTL).
 const maxLeaseTTL = 9_000_000_000
 

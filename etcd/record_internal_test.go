@@ -5,9 +5,11 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leasehold-go/leasehold"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // TestTokenOf checks the conversion of a revision to a token: every
@@ -158,6 +160,45 @@ func TestLeaseTTL(t *testing.T) {
 	}{{-5, 0}, {0, 0}, {1, 1}, {maxLeaseTTL, maxLeaseTTL}, {maxLeaseTTL + 1, 0}, {math.MaxInt64, 0}} {
 		if got := leaseTTL(tc.sec); int64(got.Seconds()) != tc.want || got < 0 {
 			t.Errorf("leaseTTL(%d) = %s, want %d s", tc.sec, got, tc.want)
+		}
+	}
+}
+
+func TestCheckGrant(t *testing.T) {
+	for _, tc := range []struct {
+		id        int64
+		ttl, want int64
+		ok        bool
+	}{
+		{0xabc, 3, 3, true},
+		{0xabc, 5, 3, true}, // etcd's minimum TTL is longer
+		{0xabc, 2, 3, false},
+		{0xabc, -1, 3, false},
+		{0, 3, 3, false},
+		{0xabc, maxLeaseTTL + 1, 3, false},
+	} {
+		err := checkGrant(clientv3.LeaseID(tc.id), tc.ttl, tc.want)
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, leasehold.ErrForeignRecord) {
+			t.Errorf("checkGrant(%x, %d, %d) = %v, want ok %v", tc.id, tc.ttl, tc.want, err, tc.ok)
+		}
+	}
+}
+
+// TestExtendBounded: a keepalive answer with a TTL beyond the lease's own
+// moves the lease's known expiry no further than the lease's TTL; one that
+// is not positive, or beyond etcd's maximum (which would overflow a
+// time.Duration), does not move it.
+func TestExtendBounded(t *testing.T) {
+	sent := time.Now()
+	for _, ttl := range []int64{3, 4, 1 << 40, math.MaxInt64, -1, 0} {
+		ss := &session{leaseTTL: 3 * time.Second, expiry: sent}
+		ss.extend(sent, ttl)
+		want := sent.Add(3 * time.Second)
+		if ttl <= 0 || ttl > maxLeaseTTL {
+			want = sent
+		}
+		if !ss.expiry.Equal(want) {
+			t.Errorf("extend(%d s) on a 3 s lease: expiry %s after sending, want %s", ttl, ss.expiry.Sub(sent), want.Sub(sent))
 		}
 	}
 }

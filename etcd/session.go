@@ -99,10 +99,8 @@ func (ss *session) SetUp(ctx context.Context) {
 	if err == nil && resp.Error != "" {
 		err = errors.New(resp.Error)
 	}
-	if err == nil && (resp.ID == 0 || resp.TTL < want || resp.TTL > maxLeaseTTL) {
-		// etcd grants the TTL asked for, or its minimum if that is longer.
-		err = &leasehold.ForeignRecordError{Object: fmt.Sprintf("lease %016x", uint64(resp.ID)),
-			Reason: fmt.Sprintf("granted with a TTL of %d s for %d s asked for", resp.TTL, want)}
+	if err == nil {
+		err = checkGrant(resp.ID, resp.TTL, want)
 	}
 	if err != nil {
 		ss.err = s.storeErrOn(ctx, "grant session lease", err)
