@@ -79,7 +79,7 @@ func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.Acquir
 		return leasehold.Grant{}, s.acquireFailed(ctx, ss, e, err)
 	}
 	if !resp.Succeeded {
-		return leasehold.Grant{}, heldError(req.Key, resp.Responses[0].GetResponseRange().GetKvs())
+		return leasehold.Grant{}, heldError(req.Key, qpfx, resp.Responses[0].GetResponseRange().GetKvs())
 	}
 	g, err := s.granted(ss, req, e, resp.Header.Revision, t0)
 	keep = err == nil
@@ -99,7 +99,7 @@ func (s *Store) claim(ctx context.Context, ss *session, req leasehold.AcquireReq
 	if err != nil {
 		return entry{}, s.storeErrOn(ctx, "acquire", err)
 	}
-	return entry{}, heldError(req.Key, resp.Kvs)
+	return entry{}, heldError(req.Key, QueuePrefix(s.prefix, req.Key), resp.Kvs)
 }
 
 // acquireFailed is the error of an acquire transaction that put e on ss's
@@ -115,19 +115,29 @@ func (s *Store) acquireFailed(ctx context.Context, ss *session, e entry, err err
 	return s.storeErrOn(ctx, "acquire", err)
 }
 
-// heldError describes the holder of key from a range of its queue's oldest
-// entry.
-func heldError(key string, kvs []*mvccpb.KeyValue) *leasehold.HeldError {
+// heldError is the *HeldError describing the holder of key from a range of
+// its queue's oldest entry (the queue's prefix is qpfx), or, if that entry
+// is not one leasehold writes, the error refusing it: a planted key would
+// otherwise be reported as a holder that never leaves.
+func heldError(key, qpfx string, kvs []*mvccpb.KeyValue) error {
 	h := &leasehold.HeldError{Key: key}
 	if len(kvs) > 0 {
-		h.Label = decodeLabel(kvs[0].Value)
-		h.Token = uint64(kvs[0].CreateRevision)
+		tok, label, err := checkEntry(qpfx, kvs[0], false)
+		if err != nil {
+			return refused("acquire", err)
+		}
+		h.Label, h.Token = label, tok
 	}
 	return h
 }
 
 // granted records a grant of e won at revision rev by a request sent at t0.
 func (s *Store) granted(ss *session, req leasehold.AcquireRequest, e entry, rev int64, t0 time.Time) (leasehold.Grant, error) {
+	token, err := tokenOf(e.name, rev)
+	if err != nil {
+		_ = s.deleteToken(e.name, rev) // best effort
+		return leasehold.Grant{}, refused("acquire", err)
+	}
 	rec, ttl, ok := ss.track(e, rev, t0)
 	if !ok {
 		// The session was lost while the request was in flight: its lease
@@ -137,7 +147,7 @@ func (s *Store) granted(ss *session, req leasehold.AcquireRequest, e entry, rev 
 	}
 	return leasehold.Grant{
 		Key: req.Key, Owner: req.Owner, Label: req.Label,
-		Token:   uint64(rev),
+		Token:   token,
 		TTL:     ttl,
 		Lost:    ss.Done(),
 		Private: rec,

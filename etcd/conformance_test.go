@@ -69,6 +69,7 @@ func TestSingleNode(t *testing.T) {
 	t.Run("fence_is_owner", func(t *testing.T) { testIsOwner(t, c) })
 	t.Run("fence_stored_token", func(t *testing.T) { testFencedTxn(t, c) })
 	t.Run("ttl_rounded_up_to_seconds", func(t *testing.T) { testTTLRounding(t, c) })
+	t.Run("planted_entries_are_refused", func(t *testing.T) { testPlanted(t, c) })
 }
 
 // TestCluster runs the conformance suite on a 3-node cluster, then kills its

@@ -135,4 +135,13 @@
 // larger than --max-request-bytes, authentication or permission failures.
 // An error of the caller's context is the context's; a deadline that passed
 // while the client had no working connection says so in its message.
+//
+// A key in a queue that leasehold could not have written (its name is not
+// one EntryKey makes, it has no lease or another lease than its name's, or
+// its value is not one the store writes) is refused by Acquire,
+// AcquireWait, Holder and List as a *leasehold.ForeignRecordError naming it
+// (leasehold.ErrForeignRecord), inside a *leasehold.StoreError: reported as
+// a holder, a planted key without a lease would hold the key for ever. A
+// revision that is not positive is refused (ErrTokensExhausted if it
+// wrapped), never converted to a token.
 package etcd

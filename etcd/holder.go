@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"time"
 
 	"github.com/leasehold-go/leasehold"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -29,11 +28,13 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 		return leasehold.Holder{}, notHeld("holder", key, "")
 	}
 	kv := resp.Kvs[0]
-	h := leasehold.Holder{Key: key, Label: decodeLabel(kv.Value), Token: uint64(kv.CreateRevision)}
-	if kv.Lease != 0 {
-		if ttl, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil && ttl.TTL > 0 {
-			h.Remaining = time.Duration(ttl.TTL) * time.Second
-		}
+	tok, label, err := checkEntry(QueuePrefix(s.prefix, key), kv, false)
+	if err != nil {
+		return leasehold.Holder{}, refused("holder", err)
+	}
+	h := leasehold.Holder{Key: key, Label: label, Token: tok}
+	if ttl, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil {
+		h.Remaining = leaseTTL(ttl.TTL)
 	}
 	return h, nil
 }

@@ -26,8 +26,43 @@ func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, er
 	if err != nil {
 		return nil, s.storeErrOn(ctx, "list", err)
 	}
-	oldest := map[string]*mvccpb.KeyValue{} // by key: its queue's oldest entry
-	for _, kv := range resp.Kvs {
+	oldest, err := s.oldestOf(prefix, resp.Kvs)
+	if err != nil {
+		return nil, refused("list", err)
+	}
+	keys := slices.Sorted(maps.Keys(oldest))
+	hs := make([]leasehold.Holder, 0, len(keys))
+	ttls := map[int64]time.Duration{}
+	for _, key := range keys {
+		o := oldest[key]
+		h := leasehold.Holder{Key: key, Label: o.label, Token: o.token}
+		rem, seen := ttls[o.lease]
+		if !seen {
+			if t, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(o.lease)); err == nil {
+				rem = leaseTTL(t.TTL)
+			}
+			ttls[o.lease] = rem
+		}
+		h.Remaining = rem
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+// listed is the oldest entry of a key's queue, as List reports it.
+type listed struct {
+	token uint64
+	label string
+	lease int64
+}
+
+// oldestOf returns the oldest entry of each queue among kvs (a range over
+// the store's prefix followed by prefix's escaping) whose key starts with
+// prefix. Names outside any queue are left alone; an entry in a queue that
+// is not one leasehold writes is refused (see checkEntry).
+func (s *Store) oldestOf(prefix string, kvs []*mvccpb.KeyValue) (map[string]listed, error) {
+	oldest := map[string]listed{} // by key: its queue's oldest entry
+	for _, kv := range kvs {
 		esc, _, ok := strings.Cut(strings.TrimPrefix(string(kv.Key), s.prefix), queuePart)
 		if !ok {
 			continue
@@ -36,27 +71,13 @@ func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, er
 		if !ok || !strings.HasPrefix(key, prefix) {
 			continue
 		}
-		if o := oldest[key]; o == nil || kv.CreateRevision < o.CreateRevision {
-			oldest[key] = kv
+		tok, label, err := checkEntry(s.prefix+esc+queuePart, kv, false)
+		if err != nil {
+			return nil, err
+		}
+		if o, seen := oldest[key]; !seen || tok < o.token {
+			oldest[key] = listed{token: tok, label: label, lease: kv.Lease}
 		}
 	}
-	keys := slices.Sorted(maps.Keys(oldest))
-	hs := make([]leasehold.Holder, 0, len(keys))
-	ttls := map[int64]time.Duration{}
-	for _, key := range keys {
-		kv := oldest[key]
-		h := leasehold.Holder{Key: key, Label: decodeLabel(kv.Value), Token: uint64(kv.CreateRevision)}
-		if kv.Lease != 0 {
-			rem, seen := ttls[kv.Lease]
-			if !seen {
-				if t, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil && t.TTL > 0 {
-					rem = time.Duration(t.TTL) * time.Second
-				}
-				ttls[kv.Lease] = rem
-			}
-			h.Remaining = rem
-		}
-		hs = append(hs, h)
-	}
-	return hs, nil
+	return oldest, nil
 }

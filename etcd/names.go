@@ -120,14 +120,11 @@ func ownerHash(owner string) ownerID {
 	return ownerID(sum[:16])
 }
 
-// value is what an entry stores, as JSON with the owner first:
-// {"owner":"<ownerHash>","label":"..."}. Renew and release prove the owner
-// with two compares of the value's bytes (see ownerCmps), which need the
-// owner's hash but not the label.
-type value struct {
-	Owner string `json:"owner"`
-	Label string `json:"label,omitempty"`
-}
+// An entry stores JSON with the owner first:
+// {"owner":"<ownerHash>","label":"..."} (the label only if not empty; see
+// decodeValue). Renew and release prove the owner with two compares of the
+// value's bytes (see ownerCmps), which need the owner's hash but not the
+// label.
 
 // ownerPrefix is how every value of an entry of the owner with hash h
 // begins. The byte after it is ',' or '}'.
@@ -163,13 +160,4 @@ func ownerCmps(name string, h ownerID) []clientv3.Cmp {
 func isOwnerValue(v []byte, h ownerID) bool {
 	p := ownerPrefix(h)
 	return len(v) > len(p) && string(v[:len(p)]) == p && v[len(p)] < '~'
-}
-
-// decodeLabel returns the label stored in v, or "" if v is not a value of ours.
-func decodeLabel(v []byte) string {
-	var x value
-	if json.Unmarshal(v, &x) != nil {
-		return ""
-	}
-	return x.Label
 }

@@ -139,7 +139,7 @@ func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.
 		}
 		return leasehold.Grant{}, s.storeErrOn(ctx, "renew", err)
 	}
-	g.TTL = min(classOf(g.TTL), t0.Add(time.Duration(ka.TTL)*time.Second).Sub(time.Now()))
+	g.TTL = min(classOf(g.TTL), time.Until(t0.Add(leaseTTL(ka.TTL))))
 	if g.TTL <= 0 {
 		return leasehold.Grant{}, notHeld("renew", g.Key, "lease expired")
 	}
@@ -166,6 +166,9 @@ func (s *Store) findEntry(ctx context.Context, g leasehold.Grant) (*mvccpb.KeyVa
 	h := ownerHash(g.Owner)
 	for _, kv := range resp.Kvs {
 		if kv.CreateRevision == tok && isOwnerValue(kv.Value, h) {
+			if _, _, err := checkEntry(QueuePrefix(s.prefix, g.Key), kv, false); err != nil {
+				return nil, err
+			}
 			return kv, nil
 		}
 	}

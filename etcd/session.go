@@ -94,9 +94,13 @@ func (ss *session) SetUp(ctx context.Context) {
 	s := ss.st
 	defer close(ss.ready)
 	t0 := time.Now()
-	resp, err := s.cli.Grant(clientv3.WithRequireLeader(ctx), leaseSeconds(int64(ss.class/time.Second)))
+	want := leaseSeconds(int64(ss.class / time.Second))
+	resp, err := s.cli.Grant(clientv3.WithRequireLeader(ctx), want)
 	if err == nil && resp.Error != "" {
 		err = errors.New(resp.Error)
+	}
+	if err == nil {
+		err = checkGrant(resp.ID, resp.TTL, want)
 	}
 	if err != nil {
 		ss.err = s.storeErrOn(ctx, "grant session lease", err)
@@ -220,7 +224,8 @@ func (ss *session) ttlFrom(t0 time.Time) time.Duration {
 func (ss *session) extend(sent time.Time, ttl int64) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if exp := sent.Add(time.Duration(ttl) * time.Second); exp.After(ss.expiry) {
+	// A TTL above the lease's own (or out of range) counts for no more.
+	if exp := sent.Add(min(leaseTTL(ttl), ss.leaseTTL)); exp.After(ss.expiry) {
 		ss.expiry = exp
 	}
 }

@@ -69,8 +69,8 @@ func parseURL(raw string) (clientv3.Config, Options, error) {
 	hosts, path, _ := strings.Cut(rest, "/")
 	if at := strings.LastIndex(hosts, "@"); at >= 0 {
 		user, err := url.PathUnescape(hosts[:at])
-		if err != nil {
-			return cfg, opts, fmt.Errorf("%q: bad user info: %w", redact(raw), err)
+		if err != nil { // the error would quote part of the password
+			return cfg, opts, fmt.Errorf("%q: bad user info (a %%-escape that is not two hex digits)", redact(raw))
 		}
 		cfg.Username, cfg.Password, _ = strings.Cut(user, ":")
 		hosts = hosts[at+1:]

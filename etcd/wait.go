@@ -80,7 +80,7 @@ func (s *Store) joinQueue(ctx context.Context, ss *session, req leasehold.Acquir
 		// whose reply was lost landed after housekeeping looked for it.
 		// Never use that slot again (the key goes with the session's lease).
 		ss.retireSlot(e)
-		return 0, false, false, heldError(req.Key, resp.Responses[0].GetResponseRange().GetKvs())
+		return 0, false, false, heldError(req.Key, qpfx, resp.Responses[0].GetResponseRange().GetKvs())
 	}
 	rev = resp.Header.Revision
 	kvs := resp.Responses[1].GetResponseRange().GetKvs()
@@ -119,10 +119,13 @@ func (s *Store) awaitTurn(ctx context.Context, ss *session, key, name string, re
 
 // predecessor returns the entry of key's queue created just before name
 // (created at rev) and still there, or "" if there is none. If name itself
-// is gone, its lease expired or was revoked: the session is lost.
+// is gone, its lease expired or was revoked: the session is lost. A
+// predecessor that is not an entry leasehold writes is refused (see
+// checkEntry): waiting for it to leave could be waiting forever.
 func (s *Store) predecessor(ctx context.Context, ss *session, key, name string, rev int64) (string, error) {
+	qpfx := QueuePrefix(s.prefix, key)
 	resp, err := s.cli.Txn(clientv3.WithRequireLeader(ctx)).Then(
-		clientv3.OpGet(QueuePrefix(s.prefix, key), append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1), clientv3.WithKeysOnly())...),
+		clientv3.OpGet(qpfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...),
 		clientv3.OpGet(name, clientv3.WithKeysOnly()),
 	).Commit()
 	if err != nil {
@@ -136,6 +139,9 @@ func (s *Store) predecessor(ctx context.Context, ss *session, key, name string, 
 		return "", &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
 	}
 	if before := resp.Responses[0].GetResponseRange().GetKvs(); len(before) > 0 {
+		if _, _, err := checkEntry(qpfx, before[0], false); err != nil {
+			return "", refused("acquire", err)
+		}
 		return string(before[0].Key), nil
 	}
 	return "", nil

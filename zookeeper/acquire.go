@@ -191,7 +191,7 @@ func (s *Store) findOwn(ctx context.Context, ss *session, parent, id string) (st
 func mustQueue(kids []string) []node {
 	var q []node
 	for _, k := range kids {
-		if n, ok := parseNode(k); ok {
+		if n, err := parseNode(k); err == nil {
 			q = append(q, n)
 		}
 	}
@@ -242,7 +242,11 @@ func (s *Store) position(ctx context.Context, ss *session, parent, p string) (ui
 	case !exists || len(q) == 0:
 		return 0, nil, s.vanished("acquire", ss, p)
 	}
-	return uint64(stat.Czxid), q, nil
+	token, err := tokenOf(p, stat.Czxid)
+	if err != nil {
+		return 0, nil, &leasehold.StoreError{Store: Name, Op: "acquire", Err: err}
+	}
+	return token, q, nil
 }
 
 // vanished is the error for an attempt whose own node p is gone.
@@ -254,7 +258,8 @@ func (s *Store) vanished(op string, ss *session, p string) error {
 }
 
 // held returns the *HeldError of an acquire of key whose node p is not at
-// the head of the queue, and deletes p.
+// the head of the queue, and deletes p. A head that is not a node of
+// leasehold's (see checkHolder) is refused instead.
 func (s *Store) held(ctx context.Context, ss *session, key, parent string, head node, p string) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.leave(ss, p) })
@@ -262,8 +267,13 @@ func (s *Store) held(ctx context.Context, ss *session, key, parent string, head 
 	h := &leasehold.HeldError{Key: key}
 	var data []byte
 	var stat *zk.Stat
-	if err := ss.call(ctx, func() (err error) { data, stat, err = ss.conn.Get(parent + "/" + head.name); return err }); err == nil {
-		h.Label, h.Token = string(data), uint64(stat.Czxid)
+	hp := parent + "/" + head.name
+	if err := ss.call(ctx, func() (err error) { data, stat, err = ss.conn.Get(hp); return err }); err == nil {
+		tok, err := checkHolder(hp, stat)
+		if err != nil {
+			return &leasehold.StoreError{Store: Name, Op: "acquire", Err: err}
+		}
+		h.Label, h.Token = string(data), tok
 	}
 	return h
 }

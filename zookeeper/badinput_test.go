@@ -162,6 +162,7 @@ func TestRefusals(t *testing.T) {
 			}
 		}
 	})
+	t.Run("planted_nodes", func(t *testing.T) { testPlanted(t, z, raw) })
 	t.Run("ttl_outside_the_bounds", func(t *testing.T) {
 		st := openURL(t, z.URL("/bounds"))
 		defer st.Close()

@@ -142,8 +142,13 @@
 // node path and a hint for the usual causes: no server reachable, an ACL
 // that refuses the client (the URL may carry user:password for digest
 // authentication), a node in the way that leasehold did not create
-// (ErrForeignNode: a parent that is not its container, a child not named
-// as it names them; the store never deletes or reuses such nodes), an
-// expired session (ErrSessionLost). An error of the caller's context is the
-// context's.
+// (ErrForeignNode, which matches leasehold.ErrForeignRecord, with a
+// *leasehold.ForeignRecordError naming the node: a parent that is not its
+// container, a child not named as it names them, "<id>-<sequence>" with
+// ZooKeeper's ten-digit non-negative int32 sequence, or a queue's head or a
+// waiter's predecessor that is not ephemeral and so would never leave; the
+// store never deletes or reuses such nodes), an expired session
+// (ErrSessionLost). A token is a node's creation zxid; one that is not
+// positive is refused (ErrTokensExhausted if negative), never converted.
+// An error of the caller's context is the context's.
 package zookeeper

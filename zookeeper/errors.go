@@ -18,9 +18,12 @@ var (
 	// their Grant.Lost channels are closed.
 	ErrSessionLost = errors.New("zookeeper session expired")
 	// ErrForeignNode reports a node at a key's path that leasehold did not
-	// create: a key's parent that is not a container node, or a child whose
-	// name is not one of leasehold's. The store never deletes or reuses it.
-	ErrForeignNode = errors.New("a node leasehold did not create is in the way")
+	// create: a key's parent that is not a container node, a child whose
+	// name is not one of leasehold's, or a holder's node that is not
+	// ephemeral. The store never deletes or reuses it. It matches
+	// leasehold.ErrForeignRecord; the error also holds a
+	// *leasehold.ForeignRecordError naming the node and what is wrong.
+	ErrForeignNode error = foreignNode{}
 	// ErrSessionTimeout reports that the ensemble negotiated a session
 	// timeout that cannot honour the TTL asked for.
 	ErrSessionTimeout = errors.New("the negotiated session timeout cannot honour the TTL")
@@ -61,7 +64,7 @@ func (s *Store) explain(path string, err error) error {
 	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, ErrSessionLost):
 		return fmt.Errorf("%s: %w", path, ErrSessionLost)
 	case errors.Is(err, zk.ErrNoChildrenForEphemerals):
-		return fmt.Errorf("%s is an ephemeral node, not a key node of leasehold's: %w", path, ErrForeignNode)
+		return foreignErr(path, "an ephemeral node, not a key node of leasehold's")
 	case errors.Is(err, zk.ErrAPIError), err.Error() == "unknown error: -6":
 		hint = "the server does not implement the request (container nodes need ZooKeeper 3.5.3 or later)"
 	case errors.Is(err, zk.ErrClosing):
@@ -81,7 +84,22 @@ func notHeld(op, key, why string) error {
 	return fmt.Errorf("%s %q: %w", op, key, leasehold.ErrNotHeld)
 }
 
-// foreign is the error for a node at path that leasehold did not create.
-func foreign(op, path, what string) error {
-	return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("%s %s: %w", path, what, ErrForeignNode)}
+// foreignNode is ErrForeignNode: a kind of leasehold.ErrForeignRecord.
+type foreignNode struct{}
+
+func (foreignNode) Error() string { return "a node leasehold did not create is in the way" }
+
+// Is reports leasehold.ErrForeignRecord.
+func (foreignNode) Is(target error) bool { return target == leasehold.ErrForeignRecord }
+
+// foreignErr is the error for the node at path that leasehold did not
+// create, and why: a *leasehold.ForeignRecordError that is also an
+// ErrForeignNode.
+func foreignErr(path, why string) error {
+	return fmt.Errorf("%w (%w)", &leasehold.ForeignRecordError{Object: path, Reason: why}, ErrForeignNode)
+}
+
+// foreign is foreignErr for op, as a *leasehold.StoreError.
+func foreign(op, path, why string) error {
+	return &leasehold.StoreError{Store: Name, Op: op, Err: foreignErr(path, why)}
 }

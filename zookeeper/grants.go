@@ -77,8 +77,8 @@ func (ss *session) track(key, p string, token uint64, t0 time.Time) bool {
 
 // cutNode returns the id and the parent of a node path.
 func cutNode(p string) (id, parent string, ok bool) {
-	n, ok := parseNode(path.Base(p))
-	return n.id, path.Dir(p), ok
+	n, err := parseNode(path.Base(p))
+	return n.id, path.Dir(p), err == nil
 }
 
 // lookup returns the node path of a grant of key to owner id with token,

@@ -4,10 +4,16 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/leasehold-go/leasehold"
 )
 
 // DefaultBase is the node under which the store keeps its keys when the URL
@@ -32,8 +38,10 @@ const DefaultBase = "/leasehold"
 // digits and "-_.~" stay; every other byte (among them '/', '%', and the
 // UTF-8 bytes of non-ASCII runes, which ZooKeeper partly refuses in paths) is
 // written %XX. The names "." and ".." are escaped whole. The code is
-// prefix-free: escapeKey(p) is a prefix of escapeKey(k) exactly when p is a
-// prefix of k.
+// one-to-one, and prefix-free but for those two: escapeKey(p) is a prefix
+// of escapeKey(k) exactly when p is a prefix of k, unless p is "." or ".."
+// (escapeKey(".") is "%2E", escapeKey(".x") is ".x"). Nothing relies on
+// it: the store lists no keys by prefix, and each key is one component.
 func escapeKey(key string) string {
 	if key == "." || key == ".." {
 		return strings.Repeat("%2E", len(key))
@@ -59,33 +67,6 @@ func safeByte(c byte) bool {
 		c == '-' || c == '_' || c == '.' || c == '~'
 }
 
-// unescapeKey inverts escapeKey; ok is false for a name escapeKey cannot
-// produce.
-func unescapeKey(s string) (key string, ok bool) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case safeByte(c):
-			b.WriteByte(c)
-		case c == '%' && i+2 < len(s):
-			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			if err != nil || s[i+1:i+3] != strings.ToUpper(s[i+1:i+3]) {
-				return "", false
-			}
-			b.WriteByte(byte(v))
-			i += 2
-		default:
-			return "", false
-		}
-	}
-	key = b.String()
-	if escapeKey(key) != s {
-		return "", false
-	}
-	return key, true
-}
-
 // idOf returns the name prefix of an attempt's nodes: the first 128 bits of
 // SHA-256 of its owner id, in hex.
 func idOf(owner string) string {
@@ -102,40 +83,80 @@ const (
 type node struct {
 	name string
 	id   string
-	seq  int64
+	seq  int32
 }
 
-// parseNode parses a child name "<id>-<sequence>"; ok is false for a name
-// leasehold does not create.
-func parseNode(name string) (node, bool) {
+// parseNode parses a child name "<id>-<sequence>", as leasehold names the
+// nodes it creates: id is 32 lowercase hex digits (see idOf) and sequence
+// the ten decimal digits ZooKeeper appends, a non-negative int32 (its
+// counter is the parent's cversion; once that wraps past 2^31-1 the names
+// it makes hold a minus sign and are refused too). It returns why a name
+// leasehold does not create is refused.
+func parseNode(name string) (node, error) {
 	id, seqs, found := strings.Cut(name, "-")
-	if !found || len(id) != idLen || len(seqs) < seqLen {
-		return node{}, false
+	if !found {
+		return node{}, errors.New(`the name is not "<id>-<sequence>"`)
 	}
-	if _, err := hex.DecodeString(id); err != nil || strings.ToLower(id) != id {
-		return node{}, false
+	if len(id) != idLen || strings.ToLower(id) != id {
+		return node{}, fmt.Errorf("the id %.40q is not %d lowercase hex digits", id, idLen)
 	}
-	seq, err := strconv.ParseInt(seqs, 10, 64)
-	if err != nil || seq < 0 {
-		return node{}, false
+	if _, err := hex.DecodeString(id); err != nil {
+		return node{}, fmt.Errorf("the id %.40q is not %d lowercase hex digits", id, idLen)
 	}
-	return node{name: name, id: id, seq: seq}, true
+	if len(seqs) != seqLen || strings.Trim(seqs, "0123456789") != "" {
+		return node{}, fmt.Errorf("the sequence %.20q is not %d decimal digits", seqs, seqLen)
+	}
+	seq, err := strconv.ParseInt(seqs, 10, 32)
+	if err != nil {
+		return node{}, fmt.Errorf("the sequence %s is out of ZooKeeper's range (0 to %d)", seqs, math.MaxInt32)
+	}
+	return node{name: name, id: id, seq: int32(seq)}, nil
 }
 
 // queue parses and sorts the children of a key's parent, oldest first. A
-// name leasehold does not create is returned as foreign.
-func queue(children []string) (q []node, foreign string) {
+// name leasehold does not create is returned as foreign, with why.
+func queue(children []string) (q []node, foreign string, why error) {
 	q = make([]node, 0, len(children))
 	for _, c := range children {
-		n, ok := parseNode(c)
-		if !ok {
-			return nil, c
+		n, err := parseNode(c)
+		if err != nil {
+			return nil, c, err
 		}
 		q = append(q, n)
 	}
 	slices.SortFunc(q, func(a, b node) int { return cmp.Compare(a.seq, b.seq) })
-	return q, ""
+	return q, "", nil
 }
 
 // parentOf returns the parent node of key under base.
 func parentOf(base, key string) string { return path.Join(base, escapeKey(key)) }
+
+// tokenOf converts the creation zxid of node p, as ZooKeeper reported it,
+// into a fencing token. A zxid is an int64, the leader's epoch in its high
+// 32 bits and a counter in the low 32; no client can plant one (a create
+// gets the ensemble's next zxid, whatever the node), and ZooKeeper moves to
+// a new epoch before the counter wraps, so zxids only grow. Still, the
+// conversion to uint64 must not turn a zxid whose epoch passed 2^31-1
+// (negative) into a huge token, nor make a token of 0 (only nodes of the
+// initial, empty state have zxid 0; 0 is never granted): a negative zxid
+// is ErrTokensExhausted, 0 a foreign node.
+func tokenOf(p string, czxid int64) (uint64, error) {
+	switch {
+	case czxid < 0:
+		return 0, fmt.Errorf("%s: creation zxid %#x: ZooKeeper's epoch passed 2^31-1: %w", p, uint64(czxid), leasehold.ErrTokensExhausted)
+	case czxid == 0:
+		return 0, foreignErr(p, "creation zxid 0 (no node a client created has it)")
+	}
+	return uint64(czxid), nil
+}
+
+// checkHolder validates the stat of node p, the head of a key's queue,
+// read back from ZooKeeper, and returns its token. A node leasehold creates
+// is ephemeral: a persistent one (planted, with a name like leasehold's)
+// would hold the key for ever, and is refused as foreign.
+func checkHolder(p string, stat *zk.Stat) (uint64, error) {
+	if stat.EphemeralOwner == 0 {
+		return 0, foreignErr(p, "a persistent node (leasehold's are ephemeral; it would hold the key for ever)")
+	}
+	return tokenOf(p, stat.Czxid)
+}

@@ -155,7 +155,10 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 		if err != nil {
 			return leasehold.Holder{}, s.storeErr(ctx, "holder", parent, err)
 		}
-		tok := uint64(stat.Czxid)
+		tok, err := checkHolder(parent+"/"+q[0].name, stat)
+		if err != nil {
+			return leasehold.Holder{}, &leasehold.StoreError{Store: Name, Op: "holder", Err: err}
+		}
 		return leasehold.Holder{Key: key, Label: string(data), Token: tok, Remaining: s.remaining(tok)}, nil
 	}
 	return leasehold.Holder{}, notHeld("holder", key, "")

@@ -45,13 +45,19 @@ func (s *Store) awaitTurn(ctx context.Context, ss *session, parent, p string) (t
 		pred := parent + "/" + q[i-1].name
 		var (
 			exists bool
+			stat   *zk.Stat
 			ch     <-chan zk.Event
 		)
-		if err := ss.call(ctx, func() (err error) { exists, _, ch, err = ss.conn.ExistsW(pred); return err }); err != nil {
+		if err := ss.call(ctx, func() (err error) { exists, stat, ch, err = ss.conn.ExistsW(pred); return err }); err != nil {
 			return t0, s.storeErr(ctx, "acquire", pred, err)
 		}
 		if !exists {
 			continue
+		}
+		if stat.EphemeralOwner == 0 {
+			// A persistent node never leaves by itself: waiting for it
+			// could be waiting for ever.
+			return t0, foreign("acquire", pred, "a persistent node (leasehold's are ephemeral; it would hold the queue for ever)")
 		}
 		select {
 		case <-ch: // deleted, or the watch ended: look again
@@ -88,11 +94,11 @@ func (s *Store) list(ctx context.Context, ss *session, op, parent string) ([]nod
 		return nil, s.storeErr(ctx, op, parent, err)
 	}
 	if stat.EphemeralOwner != 0 || int(stat.DataLength) != len(parentMark) {
-		return nil, foreign(op, parent, "is not a key node of leasehold's (not its container)")
+		return nil, foreign(op, parent, "not a key node of leasehold's (not its container)")
 	}
-	q, bad := queue(kids)
+	q, bad, why := queue(kids)
 	if bad != "" {
-		return nil, foreign(op, parent+"/"+bad, "is not named as leasehold names its nodes")
+		return nil, foreign(op, parent+"/"+bad, "not named as leasehold names its nodes: "+why.Error())
 	}
 	return q, nil
 }
