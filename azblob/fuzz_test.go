@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/leasehold-go/leasehold"
 )
 
@@ -113,6 +116,35 @@ func FuzzCheckURL(f *testing.F) {
 		case "connstr", "key", "sas", "default":
 		default:
 			t.Fatalf("%q: accepted auth %q", raw, c.auth)
+		}
+	})
+}
+
+// FuzzParseBlob feeds the rest of a read's answer (lease state, Date,
+// ETag) to parseBlob: whatever is accepted has a Date from 2000 on, so
+// the token floor (µs since 1970) cannot wrap, an ETag for the
+// conditional writes, and is held exactly when the state is "leased";
+// whatever is refused is a ForeignRecordError naming the blob.
+func FuzzParseBlob(f *testing.F) {
+	f.Add("leased", int64(1795733400), `"0x8DC"`, "5")
+	f.Add("available", int64(946684800), `"0x8DC"`, "18446744073709551615")
+	f.Add("borrowed", int64(-1), "", "5")
+	f.Add("expired", int64(253402300800), `"e"`, "0")
+	f.Fuzz(func(t *testing.T, state string, dateSec int64, etag, token string) {
+		date := time.Unix(dateSec, 0).UTC()
+		st := lease.StateType(state)
+		e := azcore.ETag(etag)
+		p := &blob.GetPropertiesResponse{Metadata: map[string]*string{metaMark: ptr("1"), metaToken: &token}, ETag: &e, Date: &date, LeaseState: &st}
+		got, err := parseBlob("keys/k", p, false)
+		if err != nil {
+			wantRefusal(t, err, "keys/k")
+			return
+		}
+		if got.date.Before(minServerTime) || got.etag == "" || got.leased != (state == "leased") || got.token == 0 {
+			t.Fatalf("accepted %+v from state %q date %v etag %q token %q", got, state, date, etag, token)
+		}
+		if next, ok := nextToken(got.token, 0, got.date); ok && (next <= got.token || next < uint64(got.date.UnixMicro())) {
+			t.Fatalf("after token %d at %v: next %d", got.token, got.date, next)
 		}
 	})
 }
