@@ -48,6 +48,9 @@ func TestAzurite(t *testing.T) {
 	})
 	t.Run("deleted_blobs_do_not_restart_the_token", func(t *testing.T) { testDeleted(t, a) })
 	t.Run("bad_input", func(t *testing.T) { testBadInput(t, a) })
+	t.Run("tokens_exhausted", func(t *testing.T) { testTokensExhausted(t, a) })
+	t.Run("planted_metadata_refused", func(t *testing.T) { testPlanted(t, a) })
+	t.Run("both_blobs_deleted", func(t *testing.T) { testBothDeleted(t, a) })
 }
 
 func acquire(t testing.TB, s leasehold.Store, key, owner string) leasehold.Grant {
@@ -121,7 +124,7 @@ func testBadInput(t *testing.T, a *testserver.Azurite) {
 	r := req
 	r.Key = "foreign"
 	_, err = s.Acquire(ctxT(t), r)
-	wantErr(t, "someone else's blob", err, "azblob", "container badinput blob keys/foreign", "not a leasehold lease")
+	wantErr(t, "someone else's blob", err, "azblob", "container badinput blob keys/foreign", "not a leasehold record")
 	wantAvailable(t, foreign, "someone else's blob after a refused acquire")
 
 	// A foreign counter blob makes the metadata write after the lease
@@ -131,7 +134,7 @@ func testBadInput(t *testing.T, a *testserver.Azurite) {
 	}
 	r.Key = "badcounter"
 	_, err = s.Acquire(ctxT(t), r)
-	wantErr(t, "someone else's counter blob", err, "azblob", "tokens/badcounter", "not a leasehold lease")
+	wantErr(t, "someone else's counter blob", err, "azblob", "tokens/badcounter", "not a leasehold record")
 	wantAvailable(t, s.Container().NewBlockBlobClient("keys/badcounter"), "the lease blob after a failed token write")
 }
 

@@ -3,7 +3,10 @@ package azblob
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -35,10 +38,11 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	if err != nil {
 		return leasehold.Grant{}, s.err("acquire", obj, err)
 	}
-	if err := checkOurs(p); err != nil {
-		return leasehold.Grant{}, s.err("acquire", obj, err)
-	}
-	if p == nil {
+	if p != nil {
+		if _, err := parseBlob(leaseName(req.Key), p, false); err != nil {
+			return leasehold.Grant{}, s.err("acquire", obj, err)
+		}
+	} else {
 		_, err := lb.Upload(ctx, nopCloser{}, &blockblob.UploadOptions{
 			Metadata:         map[string]*string{metaMark: str("1")},
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: ptr(azcore.ETagAny)}},
@@ -69,28 +73,33 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 
 // stamp bumps the counter blob and writes the lease blob's metadata under
 // lease id, both with If-Match on the etags read after the lease acquire.
+// The token is nextToken's: above both blobs' tokens and at least the
+// server's Date in µs; at 2^64-1 nothing is written and the error wraps
+// leasehold.ErrTokensExhausted (Acquire then releases the lease).
 func (s *Store) stamp(ctx context.Context, req leasehold.AcquireRequest, id string) (uint64, error) {
 	lb, cb := s.leaseBlob(req.Key), s.counterBlob(req.Key)
 	lp, err := props(ctx, lb)
 	if err != nil || lp == nil {
 		return 0, errors.Join(err, errors.New("lease blob vanished after the lease acquire"))
 	}
-	if err := checkOurs(lp); err != nil {
+	ls, err := parseBlob(leaseName(req.Key), lp, false)
+	if err != nil {
 		return 0, err
 	}
 	cp, err := props(ctx, cb)
 	if err != nil {
 		return 0, err
 	}
-	if err := checkOurs(cp); err != nil {
-		return 0, errors.Join(errors.New("counter blob tokens/"+req.Key), err)
-	}
-	last, _ := tokenOf(lp.Metadata)
+	var cs blobState
 	if cp != nil {
-		c, _ := tokenOf(cp.Metadata)
-		last = max(last, c)
+		if cs, err = parseBlob(counterName(req.Key), cp, true); err != nil {
+			return 0, err
+		}
 	}
-	tok := last + 1
+	tok, ok := nextToken(ls.token, cs.token, maxTime(ls.date, cs.date))
+	if !ok {
+		return 0, fmt.Errorf("key %q: its token is at %d, the largest a token can be: %w", req.Key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)
+	}
 	t := strconv.FormatUint(tok, 10)
 	if cp == nil {
 		_, err = cb.Upload(ctx, nopCloser{}, &blockblob.UploadOptions{
@@ -99,7 +108,7 @@ func (s *Store) stamp(ctx context.Context, req leasehold.AcquireRequest, id stri
 		})
 	} else {
 		_, err = cb.SetMetadata(ctx, map[string]*string{metaMark: str("1"), metaToken: &t}, &blob.SetMetadataOptions{
-			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: cp.ETag}},
+			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &cs.etag}},
 		})
 	}
 	if err != nil {
@@ -108,10 +117,17 @@ func (s *Store) stamp(ctx context.Context, req leasehold.AcquireRequest, id stri
 	_, err = lb.SetMetadata(ctx, map[string]*string{metaMark: str("1"), metaToken: &t, metaLabel: &req.Label}, &blob.SetMetadataOptions{
 		AccessConditions: &blob.AccessConditions{
 			LeaseAccessConditions:    &blob.LeaseAccessConditions{LeaseID: &id},
-			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: lp.ETag},
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &ls.etag},
 		},
 	})
 	return tok, err
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Renew renews the Azure lease (Azure renews a lapsed lease nobody took
@@ -174,15 +190,17 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 	if err != nil {
 		return leasehold.Holder{}, s.err("holder", s.object(key), err)
 	}
-	if p == nil || p.LeaseState == nil || *p.LeaseState != lease.StateTypeLeased {
+	if p == nil {
 		return leasehold.Holder{}, leasehold.ErrNotHeld
 	}
-	if err := checkOurs(p); err != nil {
+	st, err := parseBlob(leaseName(key), p, false)
+	if err != nil {
 		return leasehold.Holder{}, s.err("holder", s.object(key), err)
 	}
-	tok, _ := tokenOf(p.Metadata)
-	label, _ := meta(p.Metadata, metaLabel)
-	return leasehold.Holder{Key: key, Label: label, Token: tok}, nil
+	if !st.leased {
+		return leasehold.Holder{}, leasehold.ErrNotHeld
+	}
+	return leasehold.Holder{Key: key, Label: st.label, Token: st.token}, nil
 }
 
 // held checks that g's token is the one in the lease blob's metadata and
@@ -197,14 +215,15 @@ func (s *Store) held(ctx context.Context, g leasehold.Grant) (*lease.BlobClient,
 	if p == nil {
 		return nil, nil, leasehold.ErrNotHeld
 	}
-	if err := checkOurs(p); err != nil {
+	st, err := parseBlob(leaseName(g.Key), p, false)
+	if err != nil {
 		return nil, nil, err
 	}
-	if tok, _ := tokenOf(p.Metadata); tok != g.Token {
+	if st.token != g.Token {
 		return nil, nil, leasehold.ErrNotHeld
 	}
 	lc, _, err := s.leaser(g.Key, g.Owner)
-	return lc, p.ETag, err
+	return lc, &st.etag, err
 }
 
 func notHeld(err error) bool {

@@ -1,25 +1,3 @@
-// Package azblob is a leasehold store on Azure Blob Storage leases.
-//
-// Each key is one block blob, keys/<key>, in a container the user names
-// (made by [Store.Migrate], never at acquire time). A lease is an Azure
-// blob lease: Azure's clock ends it. The lease id is derived from the
-// owner id, so a grant is portable (any process holding key and owner can
-// renew or release it).
-//
-// TTLs: Azure leases last 15 to 60 s. A TTL below 15 s or above 60 s is
-// refused with an error naming the range; a TTL is rounded up to whole
-// seconds and the rounded value is the grant's TTL.
-//
-// The fencing token is a counter kept in the metadata of a second blob,
-// tokens/<key>, that is never leased or deleted by the store. After the
-// lease acquire, the counter blob is rewritten with If-Match on the etag
-// read (or If-None-Match: * when it does not exist yet), and then the
-// lease blob's metadata is written with the lease id and If-Match on its
-// etag. A new token is one more than the larger of the counter and the
-// lease blob's own token, so a lease blob deleted by someone else cannot
-// restart the counter, and a counter blob deleted by someone else cannot
-// either while the lease blob keeps its last token. An acquire whose
-// metadata writes fail releases the lease it took.
 package azblob
 
 import (
@@ -28,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -89,7 +66,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Info describes the store.
 func (s *Store) Info() leasehold.Info {
-	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, PortableGrants: true}
+	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, PortableGrants: true,
+		TokenCaveat: "tokens are max(previous + 1, the server's Date in µs); they repeat only if someone deletes both the lease and the counter blob within the second of the key's last grant, or the server's clock steps back and both are deleted"}
 }
 
 // Close closes the idle connections of a store opened by this package's
@@ -110,12 +88,17 @@ func (s *Store) checkOpen(op string) error {
 	return nil
 }
 
+// leaseName and counterName are the names of key's lease and counter
+// blobs.
+func leaseName(key string) string   { return "keys/" + key }
+func counterName(key string) string { return "tokens/" + key }
+
 func (s *Store) leaseBlob(key string) *blockblob.Client {
-	return s.cc.NewBlockBlobClient("keys/" + key)
+	return s.cc.NewBlockBlobClient(leaseName(key))
 }
 
 func (s *Store) counterBlob(key string) *blockblob.Client {
-	return s.cc.NewBlockBlobClient("tokens/" + key)
+	return s.cc.NewBlockBlobClient(counterName(key))
 }
 
 // leaseID derives an Azure lease id (a GUID) from an owner id.
@@ -159,23 +142,6 @@ func status(err error) int {
 	return 0
 }
 
-func meta(m map[string]*string, name string) (string, bool) {
-	for k, v := range m {
-		if strings.EqualFold(k, name) && v != nil {
-			return *v, true
-		}
-	}
-	return "", false
-}
-
-func tokenOf(m map[string]*string) (uint64, error) {
-	v, ok := meta(m, metaToken)
-	if !ok {
-		return 0, nil
-	}
-	return strconv.ParseUint(v, 10, 64)
-}
-
 // props reads a blob's properties; a missing blob is (nil, nil).
 func props(ctx context.Context, b *blockblob.Client) (*blob.GetPropertiesResponse, error) {
 	p, err := b.GetProperties(ctx, nil)
@@ -188,23 +154,9 @@ func props(ctx context.Context, b *blockblob.Client) (*blob.GetPropertiesRespons
 	return &p, nil
 }
 
-// checkOurs refuses a blob that the store did not write.
-func checkOurs(p *blob.GetPropertiesResponse) error {
-	if p == nil {
-		return nil
-	}
-	if v, _ := meta(p.Metadata, metaMark); v != "1" {
-		return fmt.Errorf("not a leasehold lease (someone else's blob at that name; no %q metadata)", metaMark)
-	}
-	if _, err := tokenOf(p.Metadata); err != nil {
-		return fmt.Errorf("not a leasehold lease: bad token metadata: %w", err)
-	}
-	return nil
-}
-
 // object names a key's blob in errors: container and blob name.
 func (s *Store) object(key string) string {
-	return "container " + s.name + " blob keys/" + key
+	return "container " + s.name + " blob " + leaseName(key)
 }
 
 // Container returns the store's container client.

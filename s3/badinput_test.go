@@ -35,9 +35,9 @@ func testBadInput(t *testing.T, v *testserver.Versity) {
 		r := req
 		r.Key = "foreign"
 		_, err = s.Acquire(ctxT(t), r)
-		wantErr(t, "someone else's object", err, "s3", "acquire", "bucket badinput object lh/keys/foreign", "not a leasehold lease")
+		wantErr(t, "someone else's object", err, "s3", "acquire", "bucket badinput object lh/keys/foreign", "not a leasehold record")
 		_, err = s.Holder(ctxT(t), "foreign")
-		wantErr(t, "Holder of someone else's object", err, "s3", "holder", "lh/keys/foreign", "not a leasehold lease")
+		wantErr(t, "Holder of someone else's object", err, "s3", "holder", "lh/keys/foreign", "not a leasehold record")
 		if body, _ := get(t, s, s.LeaseObject("foreign")); body != foreign {
 			t.Errorf("someone else's object was changed to %q", body)
 		}
@@ -51,7 +51,7 @@ func testBadInput(t *testing.T, v *testserver.Versity) {
 	r := req
 	r.Key = "badcounter"
 	_, err = s.Acquire(ctxT(t), r)
-	wantErr(t, "someone else's counter object", err, "s3", "acquire", "lh/tokens/badcounter", "not a leasehold lease")
+	wantErr(t, "someone else's counter object", err, "s3", "acquire", "lh/tokens/badcounter", "not a leasehold record")
 	if _, err := s.Holder(ctxT(t), "badcounter"); !errors.Is(err, leasehold.ErrNotHeld) {
 		t.Errorf("after a failed acquire, Holder: %v, want ErrNotHeld (nothing left held)", err)
 	}

@@ -41,7 +41,7 @@ func ctxT(t testing.TB) context.Context {
 // TestVersity runs the conformance suite and the store's own tests on one
 // versitygw. versitygw missing fails the test: NewVersity does not skip.
 func TestVersity(t *testing.T) {
-	v := testserver.NewVersity(t, testserver.VersityOptions{Buckets: []string{"conformance", "deleted", "badinput"}})
+	v := testserver.NewVersity(t, testserver.VersityOptions{Buckets: []string{"conformance", "deleted", "badinput", "planted"}})
 	t.Run("conformance", func(t *testing.T) {
 		leasetest.Run(t, leasetest.Config{
 			Open:       func(t testing.TB) leasehold.Store { return open(t, v, "conformance") },
@@ -56,6 +56,8 @@ func TestVersity(t *testing.T) {
 	t.Run("deleted_objects_do_not_restart_the_token", func(t *testing.T) { testDeleted(t, v) })
 	t.Run("deleted_while_held", func(t *testing.T) { testDeletedWhileHeld(t, v) })
 	t.Run("bad_input", func(t *testing.T) { testBadInput(t, v) })
+	t.Run("tokens_exhausted", func(t *testing.T) { testTokensExhausted(t, v) })
+	t.Run("planted_records_refused", func(t *testing.T) { testPlanted(t, v) })
 	t.Run("unsafe_servers_refused", func(t *testing.T) { testUnsafe(t, v) })
 	t.Run("lost_replies", func(t *testing.T) { testLostReplies(t, v) })
 	t.Run("migrate_creates_the_bucket", func(t *testing.T) { testMigrate(t, v) })

@@ -32,6 +32,7 @@
 //	| where the token lives             | in the lease object (also in its tombstone) and in the counter object, which acquires raise before they write the lease and which the store never deletes |
 //	| why it cannot go backwards        | a new token is max(lease token + 1, counter + 1, the server's Date in µs); the lease object's write is conditional on the version read, and the counter only grows (If-Match), so deleting the lease object (someone else's doing) cannot restart it; deleting both objects can only repeat a token within the same second as the key's last grant (the clock floor), or if the server's clock also steps back |
 //	| failed acquire                    | a token reserved in the counter by an acquire that lost its lease write is skipped, never reused |
+//	| token at 2^64-1                   | a lease object or counter at the largest token (planted or corrupted) is refused with an error wrapping [leasehold.ErrTokensExhausted]; nothing is written and nothing held |
 //
 // The server's clock must not step: a forward step ends leases early, as
 // on every store whose server's clock ends leases. A distributed S3
@@ -58,6 +59,20 @@
 // is named "!" and the SHA-256 of the key, in hex. An object at a key's
 // name that the store did not write (not its JSON, another key's) is
 // refused with an error naming it, and left alone.
+//
+// # Values read back
+//
+// Every value read from the server is checked before it is used: the
+// JSON body (at most 16 KiB, no unknown fields or trailing data; format
+// 1, the key, a kind that belongs at that name, a token from 1, a write
+// id of 16 hex digits; a lease's owner of 32 hex digits and ttl_ms within
+// MinTTL to MaxTTL; no owner, label or ttl_ms on a tombstone or counter),
+// the ETag, Last-Modified (from the year 2000 on and at most a day after
+// the server's Date) and the Date header (from 2000 on). Anything else is
+// refused with a [*leasehold.ForeignRecordError] naming the object, inside
+// a [*leasehold.StoreError], and left alone; so a planted lease with a
+// huge ttl_ms cannot hold a key forever, and the expiry arithmetic on
+// what is accepted cannot overflow.
 //
 // Tests run on versitygw (scripts/install/versitygw.sh); a missing
 // versitygw fails them.

@@ -24,14 +24,15 @@ var errNoDate = errors.New("the server's response has no Date header (the store 
 // time or version.
 var errNoVersion = errors.New("the server's response has no Last-Modified or ETag header")
 
-// read is one GET: the object (nil when absent), decoded as one of kinds,
-// and the server's time from the response's Date header.
+// read is one GET: the object (nil when absent), parsed and checked as
+// one of kinds (parseObject), and the server's time from the response's
+// Date header.
 func (s *Store) read(ctx context.Context, name, key string, kinds ...string) (*object, time.Time, error) {
 	out, err := s.c.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.bucket, Key: &name})
 	if err != nil {
 		var nk interface{ ErrorCode() string }
 		if errors.As(err, &nk) && nk.ErrorCode() == "NoSuchKey" {
-			now, derr := serverDate(errHeader(err))
+			now, derr := serverDate(name, errHeader(err))
 			return nil, now, derr
 		}
 		return nil, time.Time{}, err
@@ -41,18 +42,12 @@ func (s *Store) read(ctx context.Context, name, key string, kinds ...string) (*o
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	now, err := serverDate(rawHeader(out.ResultMetadata))
+	now, err := serverDate(name, rawHeader(out.ResultMetadata))
 	if err != nil {
 		return nil, now, err
 	}
-	rec, err := decode(body, key, kinds...)
-	if err != nil {
-		return nil, now, err
-	}
-	if out.LastModified == nil || out.ETag == nil {
-		return nil, now, errNoVersion
-	}
-	return &object{rec: rec, etag: *out.ETag, lastModified: *out.LastModified}, now, nil
+	o, err := parseObject(name, key, body, out.ETag, out.LastModified, now, kinds...)
+	return o, now, err
 }
 
 // cond is the precondition of a write: "*" for If-None-Match: * (create
@@ -118,15 +113,6 @@ func rawHeader(md middleware.Metadata) http.Header {
 		return r.Header
 	}
 	return nil
-}
-
-// serverDate is the server's time from a response's Date header.
-func serverDate(h http.Header) (time.Time, error) {
-	t, err := http.ParseTime(h.Get("Date"))
-	if err != nil {
-		return time.Time{}, errNoDate
-	}
-	return t, nil
 }
 
 // apiError is an S3 error made short: the status, S3's code and message,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/leasehold-go/leasehold"
@@ -114,7 +115,9 @@ func (s *Store) grant(req leasehold.AcquireRequest, tok uint64, etag string) lea
 
 // reserve raises the key's counter object to a new token and returns it:
 // one more than the larger of last (the lease object's token) and the
-// counter, and at least the server's time in microseconds. The counter is
+// counter, and at least the server's time in microseconds (nextToken);
+// when the larger is 2^64-1 it writes nothing and the error wraps
+// leasehold.ErrTokensExhausted. The counter is
 // written with If-Match on the ETag read (If-None-Match: * when absent),
 // so it only grows; the store never deletes it.
 func (s *Store) reserve(ctx context.Context, key string, last uint64) (uint64, string, error) {
@@ -124,8 +127,10 @@ func (s *Store) reserve(ctx context.Context, key string, last uint64) (uint64, s
 		if err != nil {
 			return 0, name, err
 		}
-		tok := max(last, c.token()) + 1
-		tok = max(tok, uint64(now.UnixMicro()))
+		tok, ok := nextToken(last, c.token(), now)
+		if !ok {
+			return 0, name, fmt.Errorf("key %q: its token is at %d, the largest a token can be: %w", key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)
+		}
 		rec := counterRecord(key, tok)
 		_, err = s.write(ctx, name, &rec, condOf(c))
 		if err == nil {

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 )
 
@@ -75,33 +73,6 @@ func counterRecord(key string, tok uint64) record {
 func (r record) encode() []byte {
 	b, _ := json.Marshal(r)
 	return b
-}
-
-// errForeign is the cause when an object at a store's name is not one the
-// store wrote.
-var errForeign = errors.New("not a leasehold lease")
-
-// decode parses body as a record of one of kinds for key.
-func decode(body []byte, key string, kinds ...string) (record, error) {
-	var r record
-	if len(body) > maxBody {
-		return r, fmt.Errorf("%w (someone else's object: %d bytes)", errForeign, len(body))
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return r, fmt.Errorf("%w (someone else's object: its body is not the store's JSON)", errForeign)
-	}
-	if r.Leasehold != format {
-		return r, fmt.Errorf("%w (someone else's object: no \"leasehold\": %d field)", errForeign, format)
-	}
-	if r.Key != key {
-		return r, fmt.Errorf("%w (the object is for key %q)", errForeign, r.Key)
-	}
-	for _, k := range kinds {
-		if r.Kind == k {
-			return r, nil
-		}
-	}
-	return r, fmt.Errorf("%w (an object of kind %q where %q belongs)", errForeign, r.Kind, kinds[0])
 }
 
 // ttl is the lease's TTL.

@@ -170,7 +170,7 @@ func cloudStores() []Kind {
 				"                        one blob per key; `leasehold migrate` creates the container",
 			CheckURL: checkAzblob, Open: openAzblob, Migrate: migrateAzblob,
 			FaultBackends: []string{"azblob"},
-			Token:         "counter in a never-leased counter blob's metadata, bumped under If-Match after the lease acquire",
+			Token:         "max(counter + 1, the server's Date in µs), the counter in a never-leased counter blob's metadata bumped under If-Match after the lease acquire",
 			Notes:         "TTL 15-60 s (Azure's lease range; others refused); Azure's clock ends a lease",
 		},
 		{
