@@ -31,7 +31,7 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	if len(paths) == 0 {
-		return 0, fmt.Errorf("report: give the results file(s): -json FILE or FILE...")
+		return 0, fmt.Errorf("report: give the results file(s): -json FILE or FILE arguments")
 	}
 	var (
 		rs     []*check.RunResult
