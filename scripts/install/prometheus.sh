@@ -22,5 +22,5 @@ if [ -z "$tool" ]; then
 	tool="$(command -v promtool)"
 fi
 
-version="$("$tool" --version 2>&1)" # whole: a pipe into head can end in SIGPIPE
+version="$("$tool" --version 2>&1 || true)" # whole: a pipe into head can end in SIGPIPE
 echo "promtool: $tool (${version%%$'\n'*})"
