@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -54,15 +53,12 @@ func (r mainRun) Run() int {
 // build compiles this module's command to binary, with -race when the
 // tests run with it.
 func build(binary string) error {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
+	// go test puts its own GOROOT/bin first on PATH.
 	args := []string{"build", "-o", binary}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	cmd := exec.Command(goBin, append(args, ".")...)
+	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build of the workerpool command failed: %v\n%s", err, out)

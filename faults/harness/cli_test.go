@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +19,8 @@ import (
 func buildLeasehold(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "leasehold")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(goBin, "build", "-o", bin, "./leasehold")
+	// go test puts its own GOROOT/bin first on PATH.
+	build := exec.Command("go", "build", "-o", bin, "./leasehold")
 	build.Dir = filepath.Join("..", "..", "cmd")
 	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {

@@ -16,7 +16,14 @@ bin="${LEASEHOLD_BIN:-$HOME/.cache/leasehold/bin}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dest="$bin/consul"
 
-if [[ -x "$dest" ]] && "$dest" version 2>/dev/null | grep -q "^Consul v$want"; then
+# The version is read whole, then matched: under pipefail, `consul version |
+# grep -q` (or `| head -1`) fails when consul is killed by SIGPIPE after the
+# reader closed early (exit 141).
+have=""
+if [[ -x "$dest" ]]; then
+	have="$("$dest" version 2>/dev/null || true)"
+fi
+if [[ "$have" == "Consul v$want"* ]]; then
 	echo "consul $want already installed: $dest"
 	exit 0
 fi
@@ -26,5 +33,6 @@ echo "building consul $want from the Go module proxy (tools/consul; about 10 min
 tmp="$dest.tmp.$$"
 (cd "$root/tools/consul" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "$tmp" github.com/hashicorp/consul)
 mv -f "$tmp" "$dest"
-"$dest" version | head -1
+have="$("$dest" version)"
+echo "${have%%$'\n'*}"
 echo "consul $want installed: $dest"

@@ -14,7 +14,14 @@ bin="${LEASEHOLD_BIN:-$HOME/.cache/leasehold/bin}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dest="$bin/etcd"
 
-if [[ -x "$dest" ]] && "$dest" --version 2>/dev/null | grep -q "etcd Version: $want"; then
+# The version is read whole, then matched: under pipefail, `etcd --version |
+# grep -q` (or `| head -1`) fails when etcd is killed by SIGPIPE after the
+# reader closed early (exit 141).
+have=""
+if [[ -x "$dest" ]]; then
+	have="$("$dest" --version 2>/dev/null || true)"
+fi
+if [[ "$have" == *"etcd Version: $want"* ]]; then
 	echo "etcd $want already installed: $dest"
 	exit 0
 fi
@@ -24,5 +31,6 @@ echo "building etcd $want from the Go module proxy (tools/etcd) ..."
 tmp="$dest.tmp.$$"
 (cd "$root/tools/etcd" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "$tmp" .)
 mv -f "$tmp" "$dest"
-"$dest" --version | head -1
+have="$("$dest" --version)"
+echo "${have%%$'\n'*}"
 echo "etcd $want installed: $dest"

@@ -37,4 +37,5 @@ if [ -z "$pgbin" ]; then
 fi
 echo "postgresql: $pgbin ($("$pgbin/postgres" --version))"
 bouncer="$(command -v pgbouncer || echo /usr/sbin/pgbouncer)"
-echo "pgbouncer: $bouncer ($("$bouncer" --version | head -1))"
+version="$("$bouncer" --version || true)" # whole: a pipe into head can end in SIGPIPE
+echo "pgbouncer: $bouncer (${version%%$'\n'*})"

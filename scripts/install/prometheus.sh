@@ -22,4 +22,5 @@ if [ -z "$tool" ]; then
 	tool="$(command -v promtool)"
 fi
 
-echo "promtool: $tool ($("$tool" --version 2>&1 | head -n 1))"
+version="$("$tool" --version 2>&1 || true)" # whole: a pipe into head can end in SIGPIPE
+echo "promtool: $tool (${version%%$'\n'*})"

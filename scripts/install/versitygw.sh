@@ -15,7 +15,13 @@ want="1.8.0"
 bin="${LEASEHOLD_BIN:-$HOME/.cache/leasehold/bin}"
 dest="$bin/versitygw"
 
-if [[ -x "$dest" ]] && "$dest" --version 2>/dev/null | grep -q "v$want"; then
+# The version is read whole, then matched (a pipe into grep -q can fail with
+# SIGPIPE under pipefail).
+have=""
+if [[ -x "$dest" ]]; then
+	have="$("$dest" --version 2>/dev/null || true)"
+fi
+if [[ "$have" == *"v$want"* ]]; then
 	echo "versitygw $want already installed: $dest"
 	exit 0
 fi
@@ -27,5 +33,6 @@ trap 'rm -rf "$gobin"' EXIT
 GOWORK=off GOBIN="$gobin" CGO_ENABLED=0 go install -trimpath \
 	-ldflags "-X main.Version=v$want" "github.com/versity/versitygw/cmd/versitygw@v$want"
 mv -f "$gobin/versitygw" "$dest"
-"$dest" --version | sed -n 1p
+have="$("$dest" --version)"
+echo "${have%%$'\n'*}"
 echo "versitygw $want installed: $dest"

@@ -14,4 +14,5 @@ if [ ! -f "$jar" ] || ! command -v java >/dev/null 2>&1; then
 	stop_system_services zookeeper
 fi
 
-echo "zookeeper: $jar ($(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "not from a package")); $(java -version 2>&1 | head -1)"
+java="$(java -version 2>&1 || true)" # whole: a pipe into head can end in SIGPIPE
+echo "zookeeper: $jar ($(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "not from a package")); ${java%%$'\n'*}"

@@ -7,7 +7,8 @@
 # when; apt gives its lists the server's dates, not the download's). A
 # failed refresh is not stamped.
 apt_install() {
-	local sudo="" stamp="${TMPDIR:-/tmp}/leasehold-apt-updated-$(id -u)"
+	local sudo="" stamp
+	stamp="${TMPDIR:-/tmp}/leasehold-apt-updated-$(id -u)"
 	if [ "$(id -u)" -ne 0 ]; then
 		sudo="sudo"
 	fi

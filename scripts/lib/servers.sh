@@ -151,28 +151,28 @@ srv_postgres() {
 }
 
 srv_etcd() {
-	local name="$1" n="$2" bin i dir token initial="" clients=() peers=() pids=() addrs=()
+	local name="$1" n="$2" bin i dir token initial="" cport=() pport=() pids=() addrs=()
 	bin=$(srv_bin etcd scripts/install/etcd.sh) || return 1
 	token="$name-$$-$RANDOM"
 	for ((i = 1; i <= n; i++)); do
-		clients[i]=$(srv_free_port)
-		peers[i]=$(srv_free_port)
-		initial+="${initial:+,}$name-$i=http://127.0.0.1:${peers[i]}"
+		cport[i]=$(srv_free_port)
+		pport[i]=$(srv_free_port)
+		initial+="${initial:+,}$name-$i=http://127.0.0.1:${pport[i]}"
 	done
 	SRV_ORDER+=("$name")
 	for ((i = 1; i <= n; i++)); do
 		dir="$SRV_DIR/$name/$i"
 		mkdir -p "$dir"
 		pids+=("$(srv_spawn "$dir/etcd.log" "$bin" --name "$name-$i" --data-dir "$dir/data" \
-			--listen-client-urls "http://127.0.0.1:${clients[i]}" --advertise-client-urls "http://127.0.0.1:${clients[i]}" \
-			--listen-peer-urls "http://127.0.0.1:${peers[i]}" --initial-advertise-peer-urls "http://127.0.0.1:${peers[i]}" \
+			--listen-client-urls "http://127.0.0.1:${cport[i]}" --advertise-client-urls "http://127.0.0.1:${cport[i]}" \
+			--listen-peer-urls "http://127.0.0.1:${pport[i]}" --initial-advertise-peer-urls "http://127.0.0.1:${pport[i]}" \
 			--initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token "$token" \
 			--unsafe-no-fsync --log-level warn)")
-		addrs+=("127.0.0.1:${clients[i]}")
+		addrs+=("127.0.0.1:${cport[i]}")
 		SRV_PIDS[$name]="${pids[*]}"
 	done
 	for a in "${addrs[@]}"; do
-		if ! srv_wait "etcd $name ($a)" 30 bash -c "curl -fsS http://$a/health | grep -q '\"health\":\"true\"'"; then
+		if ! srv_wait "etcd $name ($a)" 30 bash -c "[[ \$(curl -fsS http://$a/health) == *'\"health\":\"true\"'* ]]"; then
 			tail -5 "$SRV_DIR/$name"/*/etcd.log >&2 || true
 			return 1
 		fi
@@ -195,7 +195,7 @@ srv_ask() {
 }
 
 srv_zookeeper() {
-	local name="$1" n="$2" java jar i dir servers="" pids=() addrs=() clients=() q1=() q2=()
+	local name="$1" n="$2" java jar i dir servers="" pids=() addrs=() cport=() q1=() q2=()
 	java=$(srv_bin java scripts/install/zookeeper.sh) || return 1
 	jar="${LEASEHOLD_ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}"
 	if [[ ! -f "$jar" ]]; then
@@ -203,7 +203,7 @@ srv_zookeeper() {
 		return 1
 	fi
 	for ((i = 1; i <= n; i++)); do
-		clients[i]=$(srv_free_port)
+		cport[i]=$(srv_free_port)
 		q1[i]=$(srv_free_port)
 		q2[i]=$(srv_free_port)
 		if ((n > 1)); then
@@ -220,7 +220,7 @@ srv_zookeeper() {
 			initLimit=10
 			syncLimit=5
 			dataDir=$dir
-			clientPort=${clients[i]}
+			clientPort=${cport[i]}
 			clientPortAddress=127.0.0.1
 			minSessionTimeout=200
 			maxSessionTimeout=300000
@@ -232,11 +232,11 @@ srv_zookeeper() {
 		CFG
 		pids+=("$(srv_spawn "$dir/zookeeper.log" "$java" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 			-Dzookeeper.admin.enableServer=false -cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg")")
-		addrs+=("127.0.0.1:${clients[i]}")
+		addrs+=("127.0.0.1:${cport[i]}")
 		SRV_PIDS[$name]="${pids[*]}"
 	done
 	for a in "${addrs[@]}"; do
-		if ! srv_wait "zookeeper $name ($a)" 60 bash -c "$(declare -f srv_ask); srv_ask $a srvr | grep -q 'Mode: '"; then
+		if ! srv_wait "zookeeper $name ($a)" 60 bash -c "$(declare -f srv_ask); [[ \$(srv_ask $a srvr) == *'Mode: '* ]]"; then
 			tail -5 "$SRV_DIR/$name"/*/zookeeper.log >&2 || true
 			return 1
 		fi
@@ -260,7 +260,7 @@ srv_consul() {
 		-log-level warn -disable-host-node-id -hcl 'limits { http_max_conns_per_client = 4096 }')
 	SRV_PIDS[$name]=$pid
 	SRV_ORDER+=("$name")
-	if ! srv_wait "consul $name" 60 bash -c "curl -fsS http://127.0.0.1:$http/v1/status/leader | grep -q '\"[0-9]'"; then
+	if ! srv_wait "consul $name" 60 bash -c "[[ \$(curl -fsS http://127.0.0.1:$http/v1/status/leader) == *'\"'[0-9]* ]]"; then
 		tail -5 "$dir/consul.log" >&2 || true
 		return 1
 	fi

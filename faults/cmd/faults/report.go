@@ -31,7 +31,7 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	if len(paths) == 0 {
-		return 0, fmt.Errorf("report: give the results file(s): -json FILE or FILE...")
+		return 0, fmt.Errorf("report: give the results file(s): -json FILE or FILE arguments")
 	}
 	var (
 		rs     []*check.RunResult
@@ -71,8 +71,13 @@ func reportCmd(args []string) (int, error) {
 	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames)
 	if *out == "" {
 		fmt.Print(md)
-	} else if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
-		return 0, err
+	} else {
+		if old, err := os.ReadFile(*out); err == nil {
+			md = report.KeepTail(md, string(old)) // its Fuzzing section
+		}
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			return 0, err
+		}
 	}
 	code := 0
 	for _, s := range sums {

@@ -295,6 +295,9 @@ func (s *suite) finish(start time.Time) (int, error) {
 	sums := report.Aggregate(s.results, s.errs, harness.BackendNames)
 	md := report.Markdown(sums, s.stalls, s.cfg.mode, s.cfg.command, time.Now()) + report.CLIMarkdown(s.clis, harness.BackendNames)
 	if s.cfg.out != "" {
+		if old, err := os.ReadFile(s.cfg.out); err == nil {
+			md = report.KeepTail(md, string(old)) // its Fuzzing section
+		}
 		if err := os.WriteFile(s.cfg.out, []byte(md), 0o644); err != nil {
 			return 0, err
 		}
