@@ -137,3 +137,20 @@ func (e *RedlockEnv) tokensExhausted(t *testing.T) {
 		t.Errorf("Holder after the refusal: %v, want ErrNotHeld", err)
 	}
 }
+
+// A lease without a TTL planted on every master (the old code reported it
+// held, for ever) is refused as a foreign record naming the lease key.
+func (e *RedlockEnv) plantedLease(t *testing.T) {
+	st := e.open(t)
+	n := names(t)
+	k := Key(t, "k")
+	for _, m := range e.Masters {
+		if _, err := m.Command(Ctx(t), "SET", n.Lock(k), "1:o:5:l"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := st.Acquire(Ctx(t), Req(k, 30*time.Second))
+	wantRefusal(t, "redlock acquire over a lease without TTL", err, leasehold.ErrForeignRecord, n.Lock(k))
+	_, err = st.Holder(Ctx(t), k)
+	wantRefusal(t, "redlock holder of a lease without TTL", err, leasehold.ErrForeignRecord, n.Lock(k))
+}
