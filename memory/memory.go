@@ -10,6 +10,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +101,10 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	now := s.now()
 	if e, ok := s.leases[req.Key]; ok && now.Before(e.expires) {
 		return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key, Label: e.label, Token: e.token, Remaining: e.expires.Sub(now)}
+	}
+	if s.tokens[req.Key] == math.MaxUint64 {
+		return leasehold.Grant{}, &leasehold.StoreError{Store: "memory", Op: "acquire", Err: fmt.Errorf(
+			"key %q: the token counter is at %d, the largest token: %w", req.Key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)}
 	}
 	s.tokens[req.Key]++
 	tok := s.tokens[req.Key]

@@ -96,7 +96,15 @@ func (s *AdvisoryStore) Acquire(ctx context.Context, req leasehold.AcquireReques
 		// cannot end a lock a later attempt takes on another session, however
 		// late the server sees the connection close.
 		sess.close(true)
+		if tokenLimit(err) && ctx.Err() == nil {
+			err = exhausted("sequence "+s.seqName, "its maximum")
+			return leasehold.Grant{}, &leasehold.StoreError{Store: s.name, Op: "acquire", Err: err}
+		}
 		return leasehold.Grant{}, s.fail(ctx, "acquire", err)
+	}
+	if err := checkToken("sequence "+s.seqName, token); ok && err != nil {
+		sess.close(true) // the lock is held: ending the session ends it
+		return leasehold.Grant{}, &leasehold.StoreError{Store: s.name, Op: "acquire", Err: err}
 	}
 	if !ok {
 		// Held. Naming the holder would take a scan of pg_locks on every
@@ -246,7 +254,11 @@ func (s *AdvisoryStore) Holder(ctx context.Context, key string) (leasehold.Holde
 	if !held {
 		return leasehold.Holder{}, fmt.Errorf("holder %q: %w", key, leasehold.ErrNotHeld)
 	}
-	h, ok := parseHolderApp(app)
+	object := fmt.Sprintf("the session holding advisory lock %d", id)
+	h, ok, err := parseHolderApp(object, app)
+	if err != nil {
+		return leasehold.Holder{}, &leasehold.StoreError{Store: s.name, Op: "holder", Err: err}
+	}
 	if !ok {
 		// Held, by a session that has not published itself yet (or by
 		// something else using the same advisory lock id).
@@ -257,7 +269,11 @@ func (s *AdvisoryStore) Holder(ctx context.Context, key string) (leasehold.Holde
 			"%w: key %q has lock id %d, which a session holding another key holds; use another key or table name, or the lease-row mode",
 			ErrLockIDCollision, key, id)}
 	}
-	return leasehold.Holder{Key: key, Label: h.label, Token: h.token, Remaining: h.remaining(nowMS)}, nil
+	rem, err := h.remaining(object, nowMS)
+	if err != nil {
+		return leasehold.Holder{}, &leasehold.StoreError{Store: s.name, Op: "holder", Err: err}
+	}
+	return leasehold.Holder{Key: key, Label: h.label, Token: h.token, Remaining: rem}, nil
 }
 
 // advisoryBatchParallel bounds the concurrent renewals of a batch.

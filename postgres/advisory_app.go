@@ -1,11 +1,5 @@
 package postgres
 
-import (
-	"strconv"
-	"strings"
-	"time"
-)
-
 // How an AdvisoryStore's holder publishes itself. The server knows only the
 // lock id; the holding session's application_name says the rest, and
 // Holder reads it through pg_locks and pg_stat_activity.
@@ -32,28 +26,4 @@ type holderApp struct {
 	token    uint64
 	expiryMS int64
 	label    string
-}
-
-func parseHolderApp(app string) (holderApp, bool) {
-	f := strings.SplitN(app, " ", 5)
-	if len(f) < 4 || f[0] != "lh1" {
-		return holderApp{}, false
-	}
-	tok, err1 := strconv.ParseUint(f[2], 10, 64)
-	exp, err2 := strconv.ParseInt(f[3], 10, 64)
-	if err1 != nil || err2 != nil {
-		return holderApp{}, false
-	}
-	h := holderApp{check: f[1], token: tok, expiryMS: exp}
-	if len(f) == 5 {
-		h.label = f[4]
-	}
-	return h, true
-}
-
-func (h holderApp) remaining(nowMS int64) time.Duration {
-	if d := h.expiryMS - nowMS; d > 0 {
-		return time.Duration(d) * time.Millisecond
-	}
-	return 0
 }

@@ -19,6 +19,7 @@ type core struct {
 	opts      Options
 	name      string // the store's Info().Name, for errors
 	tableName string // quoted and qualified, for messages
+	seqName   string // the advisory mode's token sequence, for messages
 	channel   string // the NOTIFY channel of this table
 	lockNS    string // salt of the lock ids
 	ownPool   *pgxpool.Pool
@@ -35,6 +36,7 @@ func newCore(q querier, o Options, name string, ownPool *pgxpool.Pool) *core {
 		opts:      o,
 		name:      name,
 		tableName: objectNames(o).table,
+		seqName:   objectNames(o).seq,
 		channel:   "leasehold_" + hex.EncodeToString(sum[:8]),
 		lockNS:    "leasehold\x00" + o.Schema + "\x00" + o.Table + "\x00",
 		ownPool:   ownPool,

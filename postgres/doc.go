@@ -40,12 +40,18 @@
 //	ON CONFLICT (key) DO UPDATE
 //	  SET owner = excluded.owner, label = excluded.label,
 //	      token = l.token + 1, expires_at = excluded.expires_at
-//	  WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
+//	  WHERE (l.owner IS NULL OR l.expires_at <= clock_timestamp())
+//	    AND l.token > 0 AND l.token < 9223372036854775807
 //	RETURNING l.token
 //
 // No row back means the key is held; only then a second statement reads
-// the holder's label, token and time left for the *leasehold.HeldError
-// (a waiter looks again when that time runs out).
+// the row for the *leasehold.HeldError: the holder's label, token and time
+// left (a waiter looks again when that time runs out). A row leasehold
+// would not have written (a token <= 0, an owner without expires_at, an
+// expiry further ahead than twice MaxTTL) is refused with a
+// *leasehold.ForeignRecordError naming it, and a free row whose token is
+// the largest bigint with leasehold.ErrTokensExhausted; the advisory mode
+// refuses a sequence at its maximum the same way.
 //
 // Rows are never deleted: release only clears owner and expires_at, so the
 // row's token counter survives release, expiry and restarts, and every grant

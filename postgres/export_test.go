@@ -136,3 +136,9 @@ func (f *LostReply) session(ctx context.Context) (session, error) { return f.rea
 func (f *LostReply) listen(ctx context.Context, fn func(*pgx.Conn) error) error {
 	return f.real.listen(ctx, fn)
 }
+
+// LockCheck is the check a holder of key publishes in its application_name.
+func (s *AdvisoryStore) LockCheck(key string) string {
+	_, check := s.lockID(key)
+	return check
+}

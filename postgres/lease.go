@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -60,6 +62,11 @@ func (s *LeaseStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) 
 	us := ttlMicros(req.TTL)
 	var token int64
 	err := s.q.queryRow(ctx, s.st.acquire, req.Key, req.Owner, req.Label, us).Scan(&token)
+	if err == nil && token < 1 {
+		// The upsert takes no row whose token is not positive, so this is
+		// never seen; refuse rather than grant it if it ever were.
+		return leasehold.Grant{}, &leasehold.StoreError{Store: s.name, Op: "acquire", Err: checkToken(rowObject(s.tableName, req.Key), token)}
+	}
 	if err != nil {
 		if isNoRows(err) {
 			return leasehold.Grant{}, s.heldError(ctx, req.Key)
@@ -81,19 +88,40 @@ func (s *LeaseStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) 
 // heldError is the refusal of an acquire that found key held: a
 // *leasehold.HeldError naming the holder's label, token and time left when
 // a read of the row finds it still held (a waiter uses the time left to
-// look again when the lease would expire). The read is best effort: if it
-// fails, or the holder has let go since, the error names the key alone.
+// look again when the lease would expire). When the row is not one
+// leasehold wrote, or its token is at the limit, the acquire is refused
+// with a *leasehold.StoreError saying so. The read is otherwise best
+// effort: if it fails, or the holder has let go since, the error names the
+// key alone.
 func (s *LeaseStore) heldError(ctx context.Context, key string) error {
 	var (
-		label     string
-		token     int64
-		remaining int64
+		r   rowState
+		rem sql.NullFloat64
 	)
-	err := s.q.queryRow(ctx, s.st.holder, key).Scan(&label, &token, &remaining)
-	if err != nil || remaining <= 0 {
+	err := s.q.queryRow(ctx, s.st.row, key).Scan(&r.owned, &r.label, &r.token, &rem)
+	if err != nil {
 		return &leasehold.HeldError{Key: key}
 	}
-	return &leasehold.HeldError{Key: key, Label: label, Token: uint64(token), Remaining: time.Duration(remaining) * time.Microsecond}
+	r.found = true
+	if rem.Valid {
+		r.remaining = &rem.Float64
+	}
+	err = r.heldOrRefused(rowObject(s.tableName, key), key)
+	if errors.Is(err, leasehold.ErrHeld) {
+		return err
+	}
+	return &leasehold.StoreError{Store: s.name, Op: "acquire", Err: err}
+}
+
+// holderOf checks a holder row read back: its token and the time it has
+// left.
+func (s *LeaseStore) holderOf(key, label string, token int64, sec float64) (leasehold.Holder, bool, error) {
+	object := rowObject(s.tableName, key)
+	if err := checkToken(object, token); err != nil {
+		return leasehold.Holder{}, false, err
+	}
+	d, ok, err := leaseRemaining(object, sec)
+	return leasehold.Holder{Key: key, Label: label, Token: uint64(token), Remaining: d}, ok, err
 }
 
 // Renew extends g if its owner and token still hold the key. A lease that
@@ -154,18 +182,25 @@ func (s *LeaseStore) Holder(ctx context.Context, key string) (leasehold.Holder, 
 		return leasehold.Holder{}, err
 	}
 	var (
-		label     string
-		token     int64
-		remaining int64
+		label string
+		token int64
+		sec   float64
 	)
-	err := s.q.queryRow(ctx, s.st.holder, key).Scan(&label, &token, &remaining)
+	err := s.q.queryRow(ctx, s.st.holder, key).Scan(&label, &token, &sec)
 	if err != nil {
 		if isNoRows(err) {
 			return leasehold.Holder{}, fmt.Errorf("holder %q: %w", key, leasehold.ErrNotHeld)
 		}
 		return leasehold.Holder{}, s.fail(ctx, "holder", err)
 	}
-	return leasehold.Holder{Key: key, Label: label, Token: uint64(token), Remaining: time.Duration(remaining) * time.Microsecond}, nil
+	h, ok, err := s.holderOf(key, label, token, sec)
+	if err != nil {
+		return leasehold.Holder{}, &leasehold.StoreError{Store: s.name, Op: "holder", Err: err}
+	}
+	if !ok {
+		return leasehold.Holder{}, fmt.Errorf("holder %q: %w", key, leasehold.ErrNotHeld)
+	}
+	return h, nil
 }
 
 // List reports the current holders of keys starting with prefix, in key
@@ -182,15 +217,20 @@ func (s *LeaseStore) List(ctx context.Context, prefix string) ([]leasehold.Holde
 	var hs []leasehold.Holder
 	for rs.Next() {
 		var (
-			h         leasehold.Holder
-			token     int64
-			remaining int64
+			key, label string
+			token      int64
+			sec        float64
 		)
-		if err := rs.Scan(&h.Key, &h.Label, &token, &remaining); err != nil {
+		if err := rs.Scan(&key, &label, &token, &sec); err != nil {
 			return nil, s.fail(ctx, "list", err)
 		}
-		h.Token, h.Remaining = uint64(token), time.Duration(remaining)*time.Microsecond
-		hs = append(hs, h)
+		h, ok, err := s.holderOf(key, label, token, sec)
+		if err != nil {
+			return nil, &leasehold.StoreError{Store: s.name, Op: "list", Err: err}
+		}
+		if ok {
+			hs = append(hs, h)
+		}
 	}
 	if err := rs.Err(); err != nil {
 		return nil, s.fail(ctx, "list", err)

@@ -4,7 +4,7 @@ package postgres
 // never deleted, so the token counter survives release and expiry. A free
 // row has owner NULL.
 type leaseStatements struct {
-	acquire, abandon, renew, release, holder, list, renewMany string
+	acquire, abandon, renew, release, holder, list, renewMany, row string
 }
 
 func leaseSQL(n names) leaseStatements {
@@ -23,8 +23,19 @@ func leaseSQL(n names) leaseStatements {
 VALUES ($1::text, $2::text, $3::text, 1, clock_timestamp() + $4{US})
 ON CONFLICT (key) DO UPDATE
   SET owner = excluded.owner, label = excluded.label, token = l.token + 1, expires_at = excluded.expires_at
-  WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
+  WHERE (l.owner IS NULL OR l.expires_at <= clock_timestamp()) AND l.token > 0 AND l.token < 9223372036854775807
 RETURNING l.token`),
+
+		// Why an acquire took nothing: the key's row as it is, with the
+		// time its lease has left in seconds (NULL when expires_at is;
+		// float8, so that a planted 'infinity' or year 5000 reads back).
+		// Held, or a row leasehold did not write, or a token at the
+		// largest bigint (the upsert takes no row with a token <= 0 or at
+		// the limit).
+		//
+		// $1 key.
+		row: r.Replace(`SELECT owner IS NOT NULL, label, token, (extract(epoch FROM expires_at) - extract(epoch FROM clock_timestamp()))::float8
+FROM {T} WHERE key = $1::text`),
 
 		// The first half of the clean-up after an acquire whose answer was
 		// lost: the token of the grant the owner holds, if any, waiting
@@ -47,11 +58,13 @@ WHERE key = $1::text AND owner = $2::text AND token = $3::bigint`),
 WHERE key = $1::text AND owner = $2::text AND token = $3::bigint
 RETURNING ` + notifyIfWaited("$4", "$5", "$6", "$1")),
 
-		holder: r.Replace(`SELECT h.label, h.token, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint
+		// The time left is in seconds, float8: a planted far-off expiry
+		// reads back (and is refused) rather than overflow.
+		holder: r.Replace(`SELECT h.label, h.token, (extract(epoch FROM h.expires_at) - extract(epoch FROM c.now))::float8
 FROM {T} h, (SELECT clock_timestamp() AS now) c
 WHERE h.key = $1::text AND h.owner IS NOT NULL AND h.expires_at > c.now`),
 
-		list: r.Replace(`SELECT h.key, h.label, h.token, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint
+		list: r.Replace(`SELECT h.key, h.label, h.token, (extract(epoch FROM h.expires_at) - extract(epoch FROM c.now))::float8
 FROM {T} h, (SELECT clock_timestamp() AS now) c
 WHERE starts_with(h.key, $1::text) AND h.owner IS NOT NULL AND h.expires_at > c.now
 ORDER BY h.key`),

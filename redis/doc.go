@@ -40,8 +40,12 @@
 // that missed the last writes. The assumption (Info.TokenCaveat) is that the
 // server's clock does not step backwards across such a loss. Tokens are
 // about 1.7e15 today, exact in Lua's doubles (below 2^53) until the year
-// 2255. A counter holding anything but such a number is an error, never a
-// token of 0.
+// 2255. The largest token is 2^53-1: a counter at it or above (2^64-1
+// planted, say), or a server clock past 2255, refuses the grant with
+// leasehold.ErrTokensExhausted and leaves nothing held. A counter holding
+// anything but a number, and a lease value that leasehold would not write
+// (another shape, a token out of range, no TTL or one above MaxTTL), is a
+// *leasehold.ForeignRecordError naming the Redis key, never a token of 0.
 //
 // # Adapters
 //

@@ -25,7 +25,11 @@
 // disk honours fsync. A process killed mid-transaction leaves no trace: the
 // uncommitted increment is rolled back and was never observed, so no token is
 // ever handed out twice. Tokens are reset only if the file (or its -wal file
-// after a crash) is deleted or replaced, which leasehold never does.
+// after a crash) is deleted or replaced, which leasehold never does. A key
+// whose token is the largest INTEGER gets no more grants
+// (leasehold.ErrTokensExhausted); a row leasehold would not have written (a
+// token <= 0, a lease expiring further ahead than twice MaxTTL) is refused
+// with a *leasehold.ForeignRecordError naming it.
 //
 // # Whose clock
 //

@@ -41,15 +41,21 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 			last = 0
 		case err != nil:
 			return err
-		case owner.Valid && expires > now.UnixNano():
-			held = &leasehold.HeldError{Key: req.Key, Label: label, Token: uint64(last), Remaining: time.Duration(expires - now.UnixNano())}
-			return held
+		default:
+			if err := checkRow(rowObject(s.path, req.Key), leaseRow{token: last, owned: owner.Valid, expires: expires}, now); err != nil {
+				return err
+			}
+			if owner.Valid && expires > now.UnixNano() {
+				held = &leasehold.HeldError{Key: req.Key, Label: label, Token: uint64(last), Remaining: time.Duration(expires - now.UnixNano())}
+				return held
+			}
 		}
-		if last == math.MaxInt64 {
-			return fmt.Errorf("key %q has used every token", req.Key)
+		next, err := nextToken(req.Key, last)
+		if err != nil {
+			return err
 		}
-		token = uint64(last + 1)
-		_, err = tx.StmtContext(ctx, s.stmts.put).ExecContext(ctx, req.Key, last+1, req.Owner, req.Label, now.Add(req.TTL).UnixNano())
+		token = uint64(next)
+		_, err = tx.StmtContext(ctx, s.stmts.put).ExecContext(ctx, req.Key, next, req.Owner, req.Label, now.Add(req.TTL).UnixNano())
 		return err
 	})
 	if held != nil {
@@ -192,6 +198,9 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 	if err != nil {
 		return leasehold.Holder{}, s.fail(ctx, "holder", err)
 	}
+	if err := checkRow(rowObject(s.path, key), leaseRow{token: token, owned: true, expires: expires}, now); err != nil {
+		return leasehold.Holder{}, &leasehold.StoreError{Store: name, Op: "holder", Err: err}
+	}
 	h.Token = uint64(token)
 	h.Remaining = time.Duration(expires - now.UnixNano())
 	return h, nil
@@ -222,6 +231,9 @@ func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, er
 			}
 			if !strings.HasPrefix(h.Key, prefix) {
 				break // keys are in order: none after this one match
+			}
+			if err := checkRow(rowObject(s.path, h.Key), leaseRow{token: token, owned: true, expires: expires}, now); err != nil {
+				return err
 			}
 			h.Token = uint64(token)
 			h.Remaining = time.Duration(expires - now.UnixNano())

@@ -1,7 +1,6 @@
 package redlock
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,14 +86,42 @@ func (s *Store) heldError(key string, ls []*core.Lease) *leasehold.HeldError {
 	return he
 }
 
-// nodeErrors lists per-master failures for an error message.
-type nodeErrors []string
+// nodeErrors lists per-master failures, for an error message and for
+// errors.Is: a refusal every failing master shares (exhausted tokens, a
+// foreign value) shows through the quorum error.
+type nodeErrors []error
 
 func (e *nodeErrors) add(s *Store, i int, err error) {
-	*e = append(*e, fmt.Sprintf("%s: %v", s.clients[i].Addr(), err))
+	*e = append(*e, fmt.Errorf("%s: %w", s.clients[i].Addr(), err))
 }
 
-func (e nodeErrors) String() string { return strings.Join(e, "; ") }
+func (e nodeErrors) String() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+// quorumErr is a majority that could not be reached. It unwraps to the
+// masters' refusals of the data they hold (core.IsRefusal) only: a
+// master's timeout must not pass for the caller's context ending.
+type quorumErr struct {
+	msg  string
+	errs nodeErrors
+}
+
+func (e *quorumErr) Error() string { return e.msg }
+
+func (e *quorumErr) Unwrap() []error {
+	var refusals []error
+	for _, err := range e.errs {
+		if core.IsRefusal(err) {
+			refusals = append(refusals, err)
+		}
+	}
+	return refusals
+}
 
 // quorumError reports a majority that could not be reached.
 func (s *Store) quorumError(op, verb, key string, ok int, errs nodeErrors, extra string) error {
@@ -105,5 +132,5 @@ func (s *Store) quorumError(op, verb, key string, ok int, errs nodeErrors, extra
 	if len(errs) > 0 {
 		msg += ": " + errs.String()
 	}
-	return &leasehold.StoreError{Store: Name, Op: op, Err: errors.New(msg)}
+	return &leasehold.StoreError{Store: Name, Op: op, Err: &quorumErr{msg: msg, errs: errs}}
 }

@@ -49,7 +49,7 @@ func (n *Node) Acquire(ctx context.Context, key, owner, label string, ttl int64)
 func (n *Node) AcquireWith(ctx context.Context, c Call) (tok uint64, held *Lease, stale uint64, err error) {
 	r, err := Run(ctx, n.Client, AcquireScript, c.Keys, c.Args)
 	if err != nil {
-		return 0, nil, 0, err
+		return 0, nil, 0, scriptRefusal(c, err)
 	}
 	a, ok := r.([]any)
 	if !ok || len(a) < 2 {
@@ -65,13 +65,13 @@ func (n *Node) AcquireWith(ctx context.Context, c Call) (tok uint64, held *Lease
 		return tok, nil, 0, nil
 	case ok && code == 0 && len(a) == 3:
 		v, ok1 := asString(a[1])
-		rem, ok2 := pttl(a[2])
+		ms, ok2 := asInt(a[2])
 		if !ok1 || !ok2 {
 			return 0, nil, 0, unexpected("acquire", r)
 		}
-		l, ok := parseLease(v, rem)
-		if !ok {
-			return 0, nil, 0, foreign(c.Keys[0], v)
+		l, err := ParseLease(v, ms)
+		if err != nil {
+			return 0, nil, 0, foreign(c.Keys[0], err.Error())
 		}
 		return 0, l, 0, nil
 	case ok && code == 2 && len(a) == 2 && c.Token != 0:

@@ -106,9 +106,9 @@ func TestLeaseValues(t *testing.T) {
 		{"o", "l"}, {"", ""}, {"a:b", "c:d"}, {"12:x", ":"}, {strings.Repeat("f", 32), "host:42"},
 	} {
 		v := GrantPrefix(c.owner, 17) + c.label
-		l, ok := parseLease(v, time.Second)
-		if !ok || l.Owner != c.owner || l.Label != c.label || l.Token != 17 || l.Remaining != time.Second {
-			t.Errorf("parseLease(%q) = %+v, %v", v, l, ok)
+		l, err := ParseLease(v, 1000)
+		if err != nil || l.Owner != c.owner || l.Label != c.label || l.Token != 17 || l.Remaining != time.Second {
+			t.Errorf("ParseLease(%q) = %+v, %v", v, l, err)
 		}
 		if !strings.HasPrefix(v, OwnerPrefix(c.owner)) {
 			t.Errorf("%q does not start with its owner prefix", v)
@@ -124,8 +124,8 @@ func TestLeaseValues(t *testing.T) {
 		}
 	}
 	for _, v := range []string{"", "x", "1:a", "1:a:", "1:a:x:l", "1:a:0:l", "5:a:1:l", "-1::1:l", "2:a:1:l"} {
-		if l, ok := parseLease(v, 0); ok {
-			t.Errorf("parseLease(%q) = %+v, want failure", v, l)
+		if l, err := ParseLease(v, 0); err == nil {
+			t.Errorf("ParseLease(%q) = %+v, want failure", v, l)
 		}
 	}
 }

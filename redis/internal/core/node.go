@@ -2,10 +2,7 @@ package core
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -46,38 +43,6 @@ func GrantPrefix(owner string, token uint64) string {
 	return OwnerPrefix(owner) + strconv.FormatUint(token, 10) + ":"
 }
 
-// parseLease reads a lease value, <len(owner)>:<owner>:<token>:<label>.
-func parseLease(v string, rem time.Duration) (*Lease, bool) {
-	i := strings.IndexByte(v, ':')
-	if i <= 0 {
-		return nil, false
-	}
-	n, err := strconv.Atoi(v[:i])
-	if err != nil || n < 0 || len(v) < i+1+n+1 || v[i+1+n] != ':' {
-		return nil, false
-	}
-	owner, rest := v[i+1:i+1+n], v[i+2+n:]
-	tok, label, ok := strings.Cut(rest, ":")
-	if !ok {
-		return nil, false
-	}
-	t, err := strconv.ParseUint(tok, 10, 64)
-	if err != nil || t == 0 {
-		return nil, false
-	}
-	return &Lease{Owner: owner, Label: label, Token: t, Remaining: rem}, true
-}
-
-// ErrForeignValue: a lease key holds a value leasehold did not write.
-var ErrForeignValue = errors.New("lease key holds a value that is not a leasehold lease")
-
-func foreign(name, v string) error {
-	if len(v) > 40 {
-		v = v[:40] + "..."
-	}
-	return fmt.Errorf("%w: %s = %q", ErrForeignValue, name, v)
-}
-
 // Holder reads key's lease; nil when nobody holds it.
 func (n *Node) Holder(ctx context.Context, key string) (*Lease, error) {
 	lock := n.Names.Lock(key)
@@ -96,13 +61,13 @@ func (n *Node) Holder(ctx context.Context, key string) (*Lease, error) {
 		return nil, unexpected("holder", r)
 	}
 	v, ok1 := asString(a[0])
-	rem, ok2 := pttl(a[1])
+	ms, ok2 := asInt(a[1])
 	if !ok1 || !ok2 {
 		return nil, unexpected("holder", r)
 	}
-	l, ok := parseLease(v, rem)
-	if !ok {
-		return nil, foreign(lock, v)
+	l, err := ParseLease(v, ms)
+	if err != nil {
+		return nil, foreign(lock, err.Error())
 	}
 	return l, nil
 }

@@ -3,8 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 )
 
 // ErrUnexpectedReply: the server answered a script with a reply of a shape
@@ -40,26 +38,16 @@ func asString(r any) (string, bool) {
 	return "", false
 }
 
+// asToken reads a token the acquire script returns: a string (or an
+// integer) from 1 to MaxToken.
 func asToken(r any) (uint64, bool) {
 	s, ok := asString(r)
 	if !ok {
 		n, ok := asInt(r)
-		return uint64(n), ok && n > 0
+		return uint64(n), ok && n > 0 && n <= MaxToken
 	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil && n > 0
-}
-
-// pttl turns a PTTL reply into a duration; -1 (no TTL) and -2 (gone) are 0.
-func pttl(r any) (time.Duration, bool) {
-	n, ok := asInt(r)
-	if !ok {
-		return 0, false
-	}
-	if n < 0 {
-		n = 0
-	}
-	return time.Duration(n) * time.Millisecond, true
+	n, err := ParseToken(s)
+	return n, err == nil
 }
 
 // parseBool reads a script's 1 or 0.

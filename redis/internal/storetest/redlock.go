@@ -44,6 +44,8 @@ func RunRedlock(t *testing.T, env RedlockEnv) {
 		{"lost_reply_cleanup_spares_later_grant", e.lostReplyCleanup},
 		{"answers_once_a_majority_settles", e.earlyAnswers},
 		{"token_counter_ahead_of_the_proposal", e.counterAhead},
+		{"tokens_exhausted_refused_nothing_held", e.tokensExhausted},
+		{"planted_lease_refused_as_foreign", e.plantedLease},
 	} {
 		t.Run(tc.name, tc.fn)
 	}

@@ -42,6 +42,8 @@ func Run(t *testing.T, env Env) {
 		{"token_counter_ahead_repaired_lease_and_counter_agree", e.counterAheadRepaired},
 		{"garbage_counter_is_an_error", e.garbageCounter},
 		{"failed_acquire_leaves_counter_untouched", e.badCounterUntouched},
+		{"tokens_exhausted_refused_nothing_held", e.tokensExhausted},
+		{"planted_values_refused_as_foreign", e.plantedValues},
 		{"proposed_token_refused_or_granted_exactly", e.proposedToken},
 		{"noscript_falls_back_to_eval", e.noScript},
 		{"dead_server_clean_errors", e.deadServer},

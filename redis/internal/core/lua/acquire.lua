@@ -18,16 +18,34 @@
 -- clock stepped back, a proposal from a client whose clock is behind) or is
 -- not a token does repair() fix both keys up or put them back. A held key
 -- costs GET and PTTL. GETSET rather than SET ... GET: Redis 5.0 has it.
-local max = 9007199254740991 -- 2^53 - 1: above it, Lua's doubles skip integers
+local max = 9007199254740991 -- 2^53 - 1: above it, Lua's doubles skip integers;
+-- it is the largest token granted, and a counter at it grants nothing more
 
 local v = redis.call('GET', KEYS[1])
 if v then
   return {0, v, redis.call('PTTL', KEYS[1])}
 end
 
-local function garbage(what, s)
-  return redis.error_reply('LEASEHOLD ' .. what .. ' ' ..
-    string.format('%q', string.sub(s, 1, 32)) .. ', not a token')
+-- refuse returns the error reply of a refusal: LEASEHOLD <kind> "<value>".
+-- The client names the counter and types the error by the kind:
+-- exhausted-counter (a number at or above max), foreign-counter (not a
+-- number), exhausted-time, exhausted-proposal, bad-proposal.
+local function refuse(kind, s)
+  return redis.error_reply('LEASEHOLD ' .. kind .. ' ' ..
+    string.format('%q', string.sub(s, 1, 32)))
+end
+
+-- number reads a decimal string: nil when it is not digits only, math.huge
+-- when it has more than 16 significant digits (far above max).
+local function number(s)
+  local d = string.match(s, '^0*(%d*)$')
+  if not d or s == '' then
+    return nil
+  end
+  if #d > 16 then
+    return math.huge
+  end
+  return tonumber(d) or 0
 end
 
 -- repair handles every counter the fast path does not: last is what GETSET
@@ -38,14 +56,14 @@ local function repair(last, tok, s)
     redis.call('DEL', KEYS[1])
     return last
   end
-  local n
-  if string.len(last) <= 16 and string.match(last, '^%d+$') then
-    n = tonumber(last)
-  end
-  if not n or n >= max then
+  local n = number(last)
+  if not n or n >= max then -- put the counter back, hold nothing
     redis.call('SET', KEYS[2], last)
     redis.call('DEL', KEYS[1])
-    return garbage('token counter ' .. KEYS[2] .. ' holds', last)
+    if n then
+      return refuse('exhausted-counter', last)
+    end
+    return refuse('foreign-counter', last)
   end
   if n < tok then -- a token with leading zeros: nothing to repair
     return {1, s}
@@ -63,11 +81,12 @@ end
 
 local s, tok
 if ARGV[4] then
-  if string.len(ARGV[4]) <= 16 and string.match(ARGV[4], '^%d+$') then
-    tok = tonumber(ARGV[4])
+  tok = number(ARGV[4])
+  if not tok or tok < 1 then
+    return refuse('bad-proposal', ARGV[4])
   end
-  if not tok or tok < 1 or tok >= max then
-    return garbage('proposed token', ARGV[4])
+  if tok > max then
+    return refuse('exhausted-proposal', ARGV[4])
   end
   s = string.format('%.0f', tok)
 else
@@ -79,7 +98,10 @@ else
     us = string.sub('00000' .. us, -6)
   end
   s = t[1] .. us
-  tok = tonumber(s)
+  tok = number(s)
+  if not tok or tok > max then -- a clock past the year 2255
+    return refuse('exhausted-time', s)
+  end
 end
 redis.call('SET', KEYS[1], ARGV[1] .. s .. ':' .. ARGV[2], 'PX', ARGV[3])
 local last = redis.pcall('GETSET', KEYS[2], s)
