@@ -36,7 +36,14 @@ func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	if err := k.CheckURL(rawURL); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadURL, err)
 	}
-	return k.Open(ctx, rawURL, u)
+	s, err := k.Open(ctx, rawURL, u)
+	if err != nil {
+		// A row's opener that returned a typed nil (*Store)(nil) with its
+		// error would make a non-nil Store whose Close panics: the caller
+		// gets nil with every error.
+		return nil, err
+	}
+	return s, nil
 }
 
 // lookup returns the store table's row for u's scheme.

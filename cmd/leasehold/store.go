@@ -24,7 +24,11 @@ func openStore(ctx context.Context, flagURL string) (leasehold.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return storeurl.Open(ctx, u)
+	st, err := storeurl.Open(ctx, u)
+	if err != nil {
+		return nil, err // a nil Store: callers close only what opened
+	}
+	return st, nil
 }
 
 // storeURL returns the URL of the store that openStore opens.
