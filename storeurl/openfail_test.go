@@ -50,7 +50,7 @@ func failingURLs(t *testing.T) map[string][]string {
 	s3Creds := "&region=" + testserver.VersityRegion + "&access_key=" + testserver.VersityAccessKey + "&secret_key="
 	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "")
 	return map[string][]string{
-		"sqlite": {"sqlite://" + junk, "file://" + junk},
+		"sqlite": {"sqlite://" + junk, "file://" + junk, "sqlite://" + filepath.Join(dir, "no", "such", "dir", "x.db")},
 		"memory": {"memory://" + closed},
 		"redis": {
 			"redis://" + closed + "/0", "rediss://" + closed + "/0",

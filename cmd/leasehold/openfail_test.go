@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,5 +52,32 @@ func TestUnopenableStores(t *testing.T) {
 				t.Errorf("leasehold %s printed a grant: %q", args[0], out)
 			}
 		}
+	}
+}
+
+// An explicit sqlite store in a folder that does not exist is an error
+// naming the folder, from every command, and creates nothing; the default
+// store (no --store, no LEASEHOLD_STORE) creates its folder on first use.
+func TestSQLiteFolderMustExist(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.dir, "no", "such", "dir")
+	store := "sqlite://" + filepath.Join(dir, "x.db")
+	for _, args := range [][]string{
+		{"run", "--store", store, "--key", "k", "--", "true"},
+		{"acquire", "--store", store, "--key", "k"},
+		{"release", "--store", store, "--key", "k", "--owner", "o", "--token", "1"},
+		{"migrate", "--store", store},
+	} {
+		code, _, stderr := e.lh(nil, args...)
+		if code != exitFailure || !strings.Contains(stderr, dir) || !strings.Contains(stderr, "does not exist") {
+			t.Errorf("leasehold %s exited %d, want %d naming the folder %s; stderr:\n%s", strings.Join(args, " "), code, exitFailure, dir, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "no")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a folder was created: stat %s: %v", filepath.Join(e.dir, "no"), err)
+	}
+	code, _, stderr := e.lh([]string{"LEASEHOLD_STORE="}, "run", "--key", "k", "--", "true")
+	if def := filepath.Join(e.dir, "state", "leasehold", "leases.db"); code != 0 || !fileExists(def) {
+		t.Errorf("run on the default store exited %d (created %s: %v): %s", code, def, fileExists(def), stderr)
 	}
 }

@@ -41,7 +41,7 @@ func storeURL(flagURL string) (string, error) {
 
 // noEmbeddedFile reports whether the store URL names the embedded store's
 // file and that file does not exist yet: no lease was ever taken in it, and
-// opening it would create it (and its folders).
+// opening it would create it (and, for the default store, its folder).
 func noEmbeddedFile(flagURL string) bool {
 	u, err := storeURL(flagURL)
 	if err != nil {

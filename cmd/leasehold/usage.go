@@ -29,7 +29,8 @@ first, as above, or anywhere among the flags as --key KEY.
 
 The store is named by --store URL, else by $LEASEHOLD_STORE, else it is the
 embedded store in $XDG_STATE_HOME/leasehold/leases.db (default
-~/.local/state/leasehold/leases.db), created on first use.
+~/.local/state/leasehold/leases.db), created with its folder on first use;
+for a sqlite URL of your own the file's folder must exist.
 
 $LEASEHOLD_LOG=debug|info|warn|error logs on stderr, at that level, the
 lease's events (grants and releases at debug, failed renewals at warn, a
