@@ -12,6 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/leasehold-go/leasehold"
 )
 
 // Environment variables read by OpenURL for credentials, so that secrets
@@ -80,8 +82,9 @@ func containerURL(endpoint, name string) string {
 	return strings.TrimSuffix(endpoint, "/") + "/" + url.PathEscape(name)
 }
 
+// openErr is a *leasehold.StoreError, as the other stores' open errors are.
 func openErr(name string, err error) error {
-	return fmt.Errorf("leasehold: %s store: open container %q: %w", Name, name, err)
+	return &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("container %q: %w", name, err)}
 }
 
 // OpenURL opens a store from azblob://ACCOUNT/CONTAINER?endpoint=URL&auth=A.
@@ -101,6 +104,9 @@ func OpenURL(ctx context.Context, raw string) (*Store, error) {
 	}
 	switch c.auth {
 	case "connstr":
+		if os.Getenv(EnvConnectionString) == "" {
+			return nil, openErr(c.container, errors.New("auth=connstr but $"+EnvConnectionString+" is empty or unset"))
+		}
 		return OpenConnectionString(os.Getenv(EnvConnectionString), c.container)
 	case "key":
 		return OpenSharedKey(c.endpoint, c.account, c.key, c.container)

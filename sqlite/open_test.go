@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,12 +37,10 @@ func wantOpenErr(t *testing.T, err, target error, words ...string) {
 }
 
 func TestOpenCreatesPrivateFiles(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "a", "b")
-	path := filepath.Join(dir, "leases.db")
+	path := filepath.Join(t.TempDir(), "leases.db")
 	s := openT(t, path, nil)
 	mustAcquire(t, s, req("k", time.Second))
 	for p, want := range map[string]os.FileMode{
-		dir: 0o700 | os.ModeDir, filepath.Dir(dir): 0o700 | os.ModeDir,
 		path: 0o600, path + "-wal": 0o600, path + "-shm": 0o600,
 	} {
 		fi, err := os.Stat(p)
@@ -64,6 +63,19 @@ func TestOpenCreatesPrivateFiles(t *testing.T) {
 	}
 	if s.Path() != path {
 		t.Errorf("Path() = %q, want %q", s.Path(), path)
+	}
+}
+
+// TestOpenMissingFolder: a path whose folder does not exist is an error
+// naming the folder, and nothing is created (a mistyped path must not
+// become a new, separate store).
+func TestOpenMissingFolder(t *testing.T) {
+	top := t.TempDir()
+	dir := filepath.Join(top, "no", "such")
+	_, err := Open(ctxT(t), filepath.Join(dir, "leases.db"), nil)
+	wantOpenErr(t, err, fs.ErrNotExist, dir, "does not exist")
+	if _, err := os.Stat(filepath.Join(top, "no")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open created %s (stat: %v)", filepath.Join(top, "no"), err)
 	}
 }
 
@@ -180,7 +192,7 @@ func TestOpenBadPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(ctxT(t), filepath.Join(file, "sub", "leases.db"), nil)
-	wantOpenErr(t, err, syscall.ENOTDIR, "create directory")
+	wantOpenErr(t, err, syscall.ENOTDIR, filepath.Join(file, "sub", "leases.db"))
 
 	_, err = Open(ctxT(t), dir, nil)
 	wantOpenErr(t, err, syscall.EISDIR, dir)
@@ -220,9 +232,8 @@ func TestOpenUnwritable(t *testing.T) {
 	s.Close()
 	os.Chmod(roFile, 0o644)
 	cases := map[string]string{
-		"new file in read-only dir":   filepath.Join(ro, "leases.db"),
-		"new subdir of read-only dir": filepath.Join(ro, "sub", "leases.db"),
-		"read-only file":              roFile,
+		"new file in read-only dir": filepath.Join(ro, "leases.db"),
+		"read-only file":            roFile,
 	}
 	if os.Geteuid() != 0 {
 		os.Chmod(ro, 0o555)

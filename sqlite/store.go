@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -92,12 +93,15 @@ var (
 const maxConns = 4
 
 // Open opens the store in the SQLite file at path, creating the file (mode
-// 0600) and its missing parent directories (mode 0700) if needed, and the
-// schema if the file is new. It puts the database in WAL mode and uses
+// 0600) if needed, and the schema if the file is new. The file's folder
+// must exist: Open creates no folders, so that a mistyped path is an error
+// rather than a new, separate store (storeurl creates the default store's
+// folder). It puts the database in WAL mode and uses
 // synchronous=FULL, so every committed grant survives a machine crash.
 //
-// Open fails with a *leasehold.StoreError (op "open") when the directory or
-// file cannot be created or written, when the file is not a SQLite database
+// Open fails with a *leasehold.StoreError (op "open") when the folder does
+// not exist (matching fs.ErrNotExist, naming the folder), when the file
+// cannot be created or written, when the file is not a SQLite database
 // (ErrNotDatabase), and when it is a database that leasehold did not create
 // (ErrForeignDatabase); it never modifies a file it does not recognise.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
@@ -166,16 +170,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// createFile makes path's missing parent directories (0700) and the file
-// itself (0600) if missing, checks that the process can write it, and that
-// it is empty or starts with SQLite's header. This reports a permission
+// createFile makes the file at path (0600) if missing, in a folder that
+// must exist, checks that the process can write it, and that it is empty
+// or starts with SQLite's header. This reports a permission
 // problem with the path and the system's words rather than as SQLite's
 // "unable to open database file", and keeps SQLite from ever writing to a
 // short file that is not a database (it would take it for an empty one).
 func createFile(path string) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create directory for %s: %w", path, err)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: the folder %s does not exist (create it first: Open creates no folders): %w", path, dir, fs.ErrNotExist)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

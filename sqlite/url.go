@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -36,8 +37,13 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 func ParseURL(rawURL string) (string, *Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold a password
+		}
 		return "", nil, fmt.Errorf("bad store URL: %w", err)
 	}
+	rawURL = u.Redacted() // the messages below quote the URL, never a password
 	if u.Scheme != "sqlite" && u.Scheme != "file" {
 		return "", nil, fmt.Errorf("store URL %q: scheme must be sqlite or file", rawURL)
 	}

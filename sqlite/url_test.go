@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,16 @@ func TestOpenURL(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.db")); err == nil {
 		t.Fatal("refused URL created a file")
+	}
+}
+
+// A refused URL's error never shows its password (it quoted the URL as
+// given).
+func TestParseURLHidesPassword(t *testing.T) {
+	for _, u := range []string{"sqlite://u:s3cretpw@/x.db", "file://u:s3cretpw@localhost/x.db", "sqlite://u:s3cretpw@[::1", "sqlite://u:s3cretpw@host/x.db"} {
+		_, _, err := ParseURL(u)
+		if err == nil || strings.Contains(err.Error(), "s3cretpw") {
+			t.Errorf("ParseURL(%q) = %v; want an error without the password", u, err)
+		}
 	}
 }

@@ -11,7 +11,11 @@ import (
 func checkAzblob(rawURL string) error { return azblob.CheckURL(rawURL) }
 
 func openAzblob(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	return azblob.OpenURL(ctx, rawURL)
+	s, err := azblob.OpenURL(ctx, rawURL)
+	if err != nil {
+		return nil, err // never the typed nil *Store: a non-nil Store with its error
+	}
+	return s, nil
 }
 
 func migrateAzblob(ctx context.Context, rawURL string) error {

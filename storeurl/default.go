@@ -15,8 +15,9 @@ const DefaultFile = "leases.db"
 // DefaultURL returns the URL of the default store: the embedded (sqlite)
 // store in $XDG_STATE_HOME/leasehold/leases.db, or, when XDG_STATE_HOME is
 // unset or not an absolute path (the XDG rule), in
-// ~/.local/state/leasehold/leases.db. Opening it creates the directory and
-// the file.
+// ~/.local/state/leasehold/leases.db. Opening it (Open, Migrate) creates
+// the directory and the file; for any other sqlite URL the file's directory
+// must exist.
 func DefaultURL() (string, error) {
 	p, err := DefaultPath()
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/memory"
@@ -16,6 +18,9 @@ func checkSQLite(rawURL string) error {
 }
 
 func openSQLite(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
+	if err := makeDefaultFolder(rawURL); err != nil {
+		return nil, err
+	}
 	s, err := sqlite.OpenURL(ctx, rawURL)
 	if err != nil {
 		return nil, err
@@ -38,4 +43,28 @@ func checkMemory(rawURL string) error {
 // openMemory makes a new, empty store that lives as long as the process.
 func openMemory(context.Context, string, *url.URL) (leasehold.Store, error) {
 	return memory.New(nil), nil
+}
+
+// makeDefaultFolder creates the default store's folder (0700, with its
+// parents) when rawURL names the default store's file (DefaultPath): the
+// only folder leasehold creates. For any other file a missing folder is
+// the error of sqlite.Open, which names it, so that a mistyped path never
+// becomes a new, separate store.
+func makeDefaultFolder(rawURL string) error {
+	path, _, err := sqlite.ParseURL(rawURL)
+	if err != nil {
+		return nil // OpenURL reports it
+	}
+	def, err := DefaultPath()
+	if err != nil {
+		return nil // then rawURL is not the default store's
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil || abs != filepath.Clean(def) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(def), 0o700); err != nil {
+		return &leasehold.StoreError{Store: "sqlite", Op: "open", Err: fmt.Errorf("create the default store's folder: %w", err)}
+	}
+	return nil
 }

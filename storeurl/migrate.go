@@ -27,8 +27,8 @@ func Migrate(ctx context.Context, rawURL string) error {
 	if k.Migrate == nil {
 		return fmt.Errorf("%w: the %s store keeps no schema", ErrNoMigration, k.Name)
 	}
-	if err := k.CheckURL(rawURL); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadURL, err)
+	if _, _, err := check(rawURL); err != nil {
+		return err
 	}
 	return k.Migrate(ctx, rawURL)
 }

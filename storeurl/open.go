@@ -25,18 +25,69 @@ var (
 // error (a *leasehold.StoreError for a file or server it cannot use, with
 // the store's description of what is wrong with the rest of the URL).
 func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
-	u, err := parse(rawURL)
+	k, u, err := check(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	s, err := k.Open(ctx, rawURL, u)
+	if err != nil {
+		// A row's opener that returned a typed nil (*Store)(nil) with its
+		// error would make a non-nil Store whose Close panics: the caller
+		// gets nil with every error.
+		return nil, err
+	}
+	return s, nil
+}
+
+// check parses rawURL, finds its row and runs the row's CheckURL, without
+// contacting anything. Its errors wrap ErrBadURL or ErrUnknownScheme and
+// never show the URL's password.
+func check(rawURL string) (Kind, *url.URL, error) {
+	u, err := parse(rawURL)
+	if err != nil {
+		return Kind{}, nil, err
 	}
 	k, err := lookup(u)
 	if err != nil {
-		return nil, err
+		return Kind{}, nil, err
 	}
 	if err := k.CheckURL(rawURL); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadURL, err)
+		return Kind{}, nil, fmt.Errorf("%w: %s", ErrBadURL, hidePassword(err.Error(), rawURL, u))
 	}
-	return k.Open(ctx, rawURL, u)
+	return k, u, nil
+}
+
+// hidePassword replaces the password of rawURL (parsed as u) in msg, a
+// store's parser's message that may quote the URL, by "xxxxx" (as
+// url.URL.Redacted writes it): decoded, escaped, and as rawURL spells it.
+func hidePassword(msg, rawURL string, u *url.URL) string {
+	pw, ok := u.User.Password()
+	if !ok {
+		return msg
+	}
+	for _, s := range []string{rawPassword(rawURL), pw, url.QueryEscape(pw), url.PathEscape(pw)} {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// rawPassword is the password part of rawURL's userinfo as written.
+func rawPassword(rawURL string) string {
+	rest, _, _ := strings.Cut(rawURL, "#")
+	rest, _, _ = strings.Cut(rest, "?")
+	_, rest, ok := strings.Cut(rest, "//")
+	if !ok {
+		return ""
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	i := strings.LastIndex(authority, "@")
+	if i < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(authority[:i], ":")
+	return pw
 }
 
 // lookup returns the store table's row for u's scheme.
@@ -64,7 +115,7 @@ func parse(rawURL string) (*url.URL, error) {
 	}
 	if u.Scheme == "" {
 		hint := ""
-		if !strings.Contains(rawURL, "://") {
+		if !strings.Contains(rawURL, "://") && u.User == nil { // the hint quotes rawURL: never a password
 			hint = fmt.Sprintf(" (for a file, write %s)", fileHint(rawURL))
 		}
 		return nil, fmt.Errorf("%w: %q has no scheme%s; %s", ErrBadURL, u.Redacted(), hint, supported())

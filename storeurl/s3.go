@@ -11,7 +11,11 @@ import (
 func checkS3(rawURL string) error { return s3.CheckURL(rawURL) }
 
 func openS3(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	return s3.OpenURL(ctx, rawURL)
+	s, err := s3.OpenURL(ctx, rawURL)
+	if err != nil {
+		return nil, err // never the typed nil *Store: a non-nil Store with its error
+	}
+	return s, nil
 }
 
 func migrateS3(ctx context.Context, rawURL string) error { return s3.MigrateURL(ctx, rawURL) }

@@ -22,11 +22,19 @@ func checkPostgres(rawURL string) error { return postgres.CheckURL(rawURL) }
 func checkEtcd(rawURL string) error     { return etcd.CheckURL(rawURL) }
 
 func openRedis(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	return goredis.OpenURL(ctx, rawURL)
+	s, err := goredis.OpenURL(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func openRedlock(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	return goredis.OpenRedlockURL(ctx, rawURL)
+	s, err := goredis.OpenRedlockURL(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func openPostgres(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {

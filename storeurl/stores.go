@@ -35,7 +35,8 @@ type Kind struct {
 	// error in ErrBadURL). nil when Open can use the URL.
 	CheckURL func(rawURL string) error
 	// Open opens the store named by rawURL, whose parsed form is u; CheckURL
-	// has passed.
+	// has passed. On error it returns a nil Store, never a typed nil
+	// pointer in a non-nil interface (Open returns nil on error anyway).
 	Open func(ctx context.Context, rawURL string, u *url.URL) (leasehold.Store, error)
 	// Migrate creates or upgrades the store's schema; nil when it keeps
 	// none (Migrate reports ErrNoMigration).

@@ -3,6 +3,7 @@ package storeurl_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func acquireRelease(t *testing.T, s leasehold.Store, key string) uint64 {
 }
 
 func TestSQLiteAndFileShareOneFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", "leases.db")
+	path := filepath.Join(t.TempDir(), "leases.db")
 	var last uint64
 	for _, u := range []string{"sqlite://" + path, "file://" + path, "sqlite:" + path} {
 		s, err := storeurl.Open(context.Background(), u)
@@ -52,6 +53,31 @@ func TestSQLiteAndFileShareOneFile(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("store file not created: %v", err)
+	}
+}
+
+// An explicit sqlite path whose folder does not exist is an error naming
+// the folder, and nothing is created; only the default store's folder is
+// (TestDefaultURL).
+func TestSQLiteMissingFolder(t *testing.T) {
+	top := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", top)
+	dir := filepath.Join(top, "no", "such", "dir")
+	for _, u := range []string{"sqlite://" + dir + "/x.db", "file://" + dir + "/x.db", "sqlite:" + dir + "/x.db"} {
+		s, err := storeurl.Open(context.Background(), u)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%q) succeeded", u)
+		}
+		if s != nil || !errors.Is(err, leasehold.ErrStore) || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), dir) {
+			t.Errorf("Open(%q): %v; want a nil store and a store error naming the folder %s", u, err, dir)
+		}
+		if err := storeurl.Migrate(context.Background(), u); err == nil || !strings.Contains(err.Error(), dir) {
+			t.Errorf("Migrate(%q): %v; want an error naming the folder %s", u, err, dir)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(top, "no")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a folder was created: stat %s: %v", filepath.Join(top, "no"), err)
 	}
 }
 

@@ -11,5 +11,9 @@ import (
 func checkZooKeeper(rawURL string) error { return zookeeper.CheckURL(rawURL) }
 
 func openZooKeeper(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	return zookeeper.OpenURL(ctx, rawURL)
+	s, err := zookeeper.OpenURL(ctx, rawURL)
+	if err != nil {
+		return nil, err // never the typed nil *Store: a non-nil Store with its error
+	}
+	return s, nil
 }

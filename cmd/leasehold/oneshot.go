@@ -81,11 +81,14 @@ func (a *app) acquire(args []string) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	store := storeFlag(fs)
 	if code, ok := a.parse(fs, "acquire", args); !ok {
+		if code != exitOK && !a.jsonErrors {
+			a.failClosed(code)
+		}
 		return code
 	}
 	err := errors.Join(noArgs(fs), checkKey(*key), checkTTL(*ttl), checkWait(*wait))
 	if err != nil {
-		return a.fail("acquire", err)
+		return a.failAcquire(*asJSON, err)
 	}
 	if *label == "" {
 		*label = leasehold.DefaultLabel()
@@ -103,7 +106,7 @@ func (a *app) acquire(args []string) int {
 		return notPortable("acquire", err)
 	})
 	if err != nil {
-		return a.fail("acquire", err)
+		return a.failAcquire(*asJSON, err)
 	}
 	if *asJSON {
 		return a.printJSON(grantJSON{Key: g.Key, Owner: g.Owner, Token: g.Token, Label: g.Label, TTL: g.TTL.String(), TTLMS: g.TTL.Milliseconds()})
@@ -112,6 +115,26 @@ func (a *app) acquire(args []string) int {
 	// runs next see them.
 	fmt.Fprintf(a.stdout, "export LEASEHOLD_KEY=%s\nexport LEASEHOLD_OWNER=%s\nexport LEASEHOLD_TOKEN=%d\n", shellQuote(g.Key), shellQuote(g.Owner), g.Token)
 	return exitOK
+}
+
+// failAcquire reports acquire's error, and without --json prints the
+// statement that keeps eval from going on without the lease.
+func (a *app) failAcquire(asJSON bool, err error) int {
+	code := a.fail("acquire", err)
+	if !asJSON {
+		a.failClosed(code)
+	}
+	return code
+}
+
+// failClosed prints, for eval "$(leasehold acquire KEY)", a statement that
+// stops the script with acquire's exit status: a failed acquire that
+// printed nothing would leave eval "" to succeed and the script to run its
+// critical section without the lease, even under set -e. In an interactive
+// shell the statement only fails, rather than closing the user's terminal
+// (the error is on stderr).
+func (a *app) failClosed(code int) {
+	fmt.Fprintf(a.stdout, "case $- in *i*) false ;; *) exit %d ;; esac\n", code)
 }
 
 // grantFlags reads --key, --owner and --token, or their LEASEHOLD_ variables.

@@ -156,11 +156,11 @@ func (a *app) runCommand(f runFlags) int {
 
 // acquireLease opens the store and acquires the lease for run.
 func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
-	h := &held{}
-	h.store, h.err = openStore(ctx, f.store)
-	if h.err != nil {
-		return h
+	st, err := openStore(ctx, f.store)
+	if err != nil {
+		return &held{err: err} // no store: close must not Close what failed to open
 	}
+	h := &held{store: st}
 	h.client, h.err = leasehold.New(h.store, &leasehold.Options{
 		TTL:      f.ttl,
 		Label:    f.label,

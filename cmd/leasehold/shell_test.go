@@ -50,6 +50,9 @@ func TestStatusCreatesNothing(t *testing.T) {
 		t.Fatalf("status created %s (stat: %v)", dir, err)
 	}
 	// Once a lease was taken, status reads the file.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, stderr := e.lh(nil, "acquire", "k"); code != 0 {
 		t.Fatalf("acquire exited %d: %s", code, stderr)
 	}

@@ -24,7 +24,11 @@ func openStore(ctx context.Context, flagURL string) (leasehold.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return storeurl.Open(ctx, u)
+	st, err := storeurl.Open(ctx, u)
+	if err != nil {
+		return nil, err // a nil Store: callers close only what opened
+	}
+	return st, nil
 }
 
 // storeURL returns the URL of the store that openStore opens.
@@ -37,7 +41,7 @@ func storeURL(flagURL string) (string, error) {
 
 // noEmbeddedFile reports whether the store URL names the embedded store's
 // file and that file does not exist yet: no lease was ever taken in it, and
-// opening it would create it (and its folders).
+// opening it would create it (and, for the default store, its folder).
 func noEmbeddedFile(flagURL string) bool {
 	u, err := storeURL(flagURL)
 	if err != nil {

@@ -29,7 +29,8 @@ first, as above, or anywhere among the flags as --key KEY.
 
 The store is named by --store URL, else by $LEASEHOLD_STORE, else it is the
 embedded store in $XDG_STATE_HOME/leasehold/leases.db (default
-~/.local/state/leasehold/leases.db), created on first use.
+~/.local/state/leasehold/leases.db), created with its folder on first use;
+for a sqlite URL of your own the file's folder must exist.
 
 $LEASEHOLD_LOG=debug|info|warn|error logs on stderr, at that level, the
 lease's events (grants and releases at debug, failed renewals at warn, a
@@ -125,8 +126,12 @@ Flags:
 
 Acquires KEY and exits, leaving the lease held until its TTL ends or it is
 released: renew it with "leasehold renew" before then. It prints shell
-exports that "eval" can take (eval "$(leasehold acquire --key KEY)"; then
-renew and release need no flags), or with --json one JSON object:
+exports that "eval" can take, so that renew and release need no flags:
+
+  grant=$(leasehold acquire KEY) || exit
+  eval "$grant"
+
+or with --json one JSON object:
 
   export LEASEHOLD_KEY=KEY
   export LEASEHOLD_OWNER=OWNER     (the secret that proves ownership; keep it)
@@ -135,7 +140,8 @@ renew and release need no flags), or with --json one JSON object:
   {"key":"KEY","owner":"OWNER","token":N,"label":"host:pid","ttl":"15s","ttl_ms":15000}
 
 If the key is held it exits 75 and says on stderr who holds it and for how
-long. Stores whose grants live in the acquiring process (PostgreSQL advisory
+long. On any failure (without --json) it prints a statement that makes
+eval "$(leasehold acquire KEY)" exit the script with that status. Stores whose grants live in the acquiring process (PostgreSQL advisory
 mode, Redlock, memory) are refused by acquire, renew and release: use
 leasehold run. renew and release take --key, --owner and --token, or read them from
 LEASEHOLD_KEY, LEASEHOLD_OWNER and LEASEHOLD_TOKEN.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -161,6 +162,16 @@ type guardState struct {
 	deadline       int64 // on watchdogNow's clock
 	terminating    bool
 	stdout, stderr io.Writer
+	kill           func(pgid int, s syscall.Signal) // nil: killGroup (tests record instead)
+}
+
+// signal sends s to the command's group.
+func (g *guardState) signal(s syscall.Signal) {
+	if g.kill != nil {
+		g.kill(g.pgid, s)
+		return
+	}
+	killGroup(g.pgid, s)
 }
 
 // next is how long to sleep before the next look at the clock.
@@ -170,9 +181,18 @@ func (g *guardState) next() time.Duration {
 	}
 	at := g.deadline
 	if !g.terminating {
-		at -= g.grace
+		at = g.termAt()
 	}
 	return min(max(time.Duration(at-watchdogNow()), 0), watchdogPoll)
+}
+
+// termAt is when SIGTERM is due: grace before the deadline, or at once
+// when that would fall below the clock's range.
+func (g *guardState) termAt() int64 {
+	if g.deadline < math.MinInt64+g.grace {
+		return math.MinInt64
+	}
+	return g.deadline - g.grace
 }
 
 // apply handles one line from run; it returns true when the watchdog is done.
@@ -184,7 +204,7 @@ func (g *guardState) apply(line string) bool {
 	case len(f) == 3 && f[0] == "guard":
 		pgid, err1 := strconv.Atoi(f[1])
 		d, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 == nil && err2 == nil && pgid > 0 {
+		if err1 == nil && err2 == nil && pgid > 1 { // kill(-1) would signal every process
 			g.pgid, g.deadline = pgid, d
 		}
 	case len(f) == 2 && f[0] == "deadline":
@@ -202,13 +222,13 @@ func (g *guardState) tick() bool {
 		return false
 	}
 	now := watchdogNow()
-	if !g.terminating && now >= g.deadline-g.grace {
+	if !g.terminating && now >= g.termAt() {
 		g.terminating = true
-		killGroup(g.pgid, syscall.SIGTERM)
+		g.signal(syscall.SIGTERM)
 		fmt.Fprintln(g.stdout, "term")
 	}
 	if now >= g.deadline {
-		killGroup(g.pgid, syscall.SIGKILL)
+		g.signal(syscall.SIGKILL)
 		fmt.Fprintln(g.stdout, "kill")
 		fmt.Fprintf(g.stderr, "leasehold run: watchdog: leasehold did not extend the lease by the holder's deadline; sent SIGKILL to the command's process group %d\n", g.pgid)
 		return true
@@ -222,6 +242,6 @@ func (g *guardState) parentGone() {
 	if g.pgid == 0 {
 		return
 	}
-	killGroup(g.pgid, syscall.SIGKILL)
+	g.signal(syscall.SIGKILL)
 	fmt.Fprintf(g.stderr, "leasehold run: watchdog: leasehold exited while the command ran; sent SIGKILL to the command's process group %d\n", g.pgid)
 }

@@ -31,7 +31,7 @@ func TestZooKeeperStore(t *testing.T) {
 		t.Fatalf("leasehold run --store %s --key k -- true exited %d: %s", store, code, stderr)
 	}
 	code, out, stderr = e.lh(nil, "acquire", "--store", store, "--key", "k")
-	if code != exitUsage || out != "" || !strings.Contains(stderr, "the zookeeper store") || !strings.Contains(stderr, "leasehold run") {
+	if code != exitUsage || strings.Contains(out, "LEASEHOLD_TOKEN") || !strings.Contains(stderr, "the zookeeper store") || !strings.Contains(stderr, "leasehold run") {
 		t.Fatalf("acquire on zookeeper exited %d, stdout %q, stderr %q; want %d and an error naming the store and leasehold run", code, out, stderr, exitUsage)
 	}
 }
