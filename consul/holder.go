@@ -36,11 +36,11 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 
 // holderOf describes the holder of key's entry kv, which a session locks.
 func (s *Store) holderOf(key string, kv *api.KVPair) leasehold.Holder {
-	v, ok := decodeValue(kv.Value, kv.Flags)
+	v, ok := decodeEntry(kv)
 	if !ok {
 		return leasehold.Holder{Key: key, Label: foreignHolder(kv)}
 	}
-	return leasehold.Holder{Key: key, Label: v.Label, Token: kv.ModifyIndex, Remaining: s.remaining(kv.Key, v.Owner, kv.ModifyIndex)}
+	return leasehold.Holder{Key: key, Label: v.Label, Token: v.Token, Remaining: s.remaining(kv.Key, v.Owner, v.Token)}
 }
 
 // remaining returns the time left on a grant this Store keeps, or 0.

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+
+	"github.com/hashicorp/consul/api"
 )
 
 // DefaultPrefix is the Consul KV prefix under which the store keeps its keys
@@ -20,11 +22,10 @@ const Flags uint64 = 0x6c65617365686f6c // "leasehol"
 //	<prefix><escaped k>
 //
 // locked (?acquire=) by the store's session while held. Its value is JSON
-// with the holder's label and a hash of the owner id (never the id itself,
-// which is the owner's proof); its ModifyIndex at acquisition is the token.
-// Released or invalidated entries stay, unlocked, so that the next grant's
-// lock is a modification of an existing entry (either way its ModifyIndex is
-// a new Raft index).
+// with the grant's token, the holder's label and a hash of the owner id
+// (never the id itself, which is the owner's proof). Released or
+// invalidated entries stay, unlocked, with their last token, which the next
+// grant's token exceeds.
 
 // safe reports whether escapeKey keeps byte c as it is.
 func safe(c byte) bool {
@@ -88,7 +89,7 @@ func unescapeKey(s string) (key string, ok bool) {
 
 // KeyName returns the Consul KV key that holds key in a store with the given
 // prefix ("" means DefaultPrefix). While a grant holds it, the entry is
-// locked by the granting store's session and its ModifyIndex is the token.
+// locked by the granting store's session and its value holds the token.
 func KeyName(prefix, key string) string {
 	if prefix == "" {
 		prefix = DefaultPrefix
@@ -105,25 +106,32 @@ func ownerTag(owner string) string {
 
 // value is what a held entry stores.
 type value struct {
+	Token uint64 `json:"token"` // the grant's fencing token
 	Owner string `json:"owner"` // ownerTag of the owner id
 	Label string `json:"label,omitempty"`
 }
 
-// encodeValue returns the stored value for a grant to owner with label.
-func encodeValue(owner, label string) []byte {
-	b, err := json.Marshal(value{Owner: ownerTag(owner), Label: label})
+// encodeValue returns the stored value for a grant of token to owner with
+// label.
+func encodeValue(owner, label string, token uint64) []byte {
+	b, err := json.Marshal(value{Token: token, Owner: ownerTag(owner), Label: label})
 	if err != nil { // cannot happen: two strings
 		panic(err)
 	}
 	return b
 }
 
-// decodeValue returns the value stored in v; ok is false if v is not a value
-// of ours (the key is locked by something other than leasehold).
-func decodeValue(v []byte, flags uint64) (value, bool) {
+// decodeEntry returns the value stored in kv; ok is false if it is not a
+// value of ours (the key is locked by something other than leasehold). An
+// entry written before tokens were stored in values has the token it was
+// granted with, its ModifyIndex.
+func decodeEntry(kv *api.KVPair) (value, bool) {
 	var x value
-	if flags != Flags || json.Unmarshal(v, &x) != nil || len(x.Owner) != 32 {
+	if kv.Flags != Flags || json.Unmarshal(kv.Value, &x) != nil || len(x.Owner) != 32 {
 		return value{}, false
+	}
+	if x.Token == 0 {
+		x.Token = kv.ModifyIndex
 	}
 	return x, true
 }

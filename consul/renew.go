@@ -10,8 +10,7 @@ import (
 )
 
 // Renew confirms, by one consistent read, that g's entry is still locked by
-// the store's session with g's token as its ModifyIndex and g's owner tag
-// in its value. The Consul session under the entry is renewed by the
+// the store's session with g's token and owner tag in its value. The Consul session under the entry is renewed by the
 // session's own goroutine, every (session TTL - TTL)/2, and first by Renew
 // itself if those renewals are late; Renew extends the grant's own
 // deadline, after which an unrenewed grant is unlocked.
@@ -74,10 +73,14 @@ func heldBy(kv *api.KVPair, sid, tag string, token uint64) string {
 		return "its entry is unlocked (released, or its session was invalidated)"
 	case sid != "" && kv.Session != sid:
 		return "its entry is locked by another session"
-	case kv.ModifyIndex != token:
-		return fmt.Sprintf("its entry has changed since (ModifyIndex %d)", kv.ModifyIndex)
 	}
-	if v, ok := decodeValue(kv.Value, kv.Flags); !ok || v.Owner != tag {
+	v, ok := decodeEntry(kv)
+	switch {
+	case !ok:
+		return "its entry holds another owner (a value leasehold did not write)"
+	case v.Token != token:
+		return fmt.Sprintf("its entry has changed since (token %d)", v.Token)
+	case v.Owner != tag:
 		return "its entry holds another owner"
 	}
 	return ""

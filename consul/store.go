@@ -52,6 +52,8 @@ type Store struct {
 	conns     *conns          // its dialer
 	prefix    string
 	idle      time.Duration
+	clock     *serverClock // the agent's clock, from OpenURL's responses
+	high      highWater    // the highest token granted or seen
 
 	ctx    context.Context // ended by Close; background calls use it
 	cancel context.CancelFunc
@@ -85,17 +87,17 @@ func New(cli *api.Client, opts *Options) *Store {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, ctx: ctx, cancel: cancel}
+	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, clock: &serverClock{}, ctx: ctx, cancel: cancel}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
 		func() error { return s.closedErr("acquire") })
 	return s
 }
 
 // TokenCaveat is the assumption behind the store's tokens, reported in Info.
-const TokenCaveat = "tokens are the ModifyIndex of the acquiring write, a Consul Raft index: it only grows across release, expiry, " +
-	"deletion of the key, restart and leader failover, but starts again near zero when the cluster's Raft state is lost " +
-	"(a -dev agent restarted, every server's data folder wiped, a cluster built anew), so grants on such a cluster can get " +
-	"tokens at or below ones handed out before; keep the servers' data, and restore lost state with consul snapshot restore"
+const TokenCaveat = "tokens are max(the entry's token + 1, the store's highest token + 1, the agent's clock in µs, from its Date headers), " +
+	"written by the conditioned lock; if the cluster loses its data (a -dev agent restarted, every server's data folder wiped) " +
+	"a token can repeat only for a grant within the same second of the agent's clock as the key's last grant before the loss, " +
+	"or if the agent's clock was set back (a store made by New on the caller's client floors by the local clock instead)"
 
 // Info reports the store's bounds: TTLs from 1 s (below Consul's 10 s
 // session minimum, a grant is kept on a 10 s session: see the package doc)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -46,7 +47,9 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	}
 	cs := &conns{}
 	tr := newTransport(cs)
-	cli, err := api.NewClient(&api.Config{Address: p.addr, Scheme: "http", Transport: tr, Token: p.token, Datacenter: p.dc})
+	clock := &serverClock{}
+	cli, err := api.NewClient(&api.Config{Address: p.addr, Scheme: "http", Transport: tr, Token: p.token, Datacenter: p.dc,
+		HttpClient: &http.Client{Transport: dateTap{next: tr, clock: clock}}})
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), err)}
 	}
@@ -59,7 +62,7 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), explain(err))}
 	}
 	s := New(cli, &p.opts)
-	s.transport, s.conns = tr, cs
+	s.transport, s.conns, s.clock = tr, cs, clock
 	return s, nil
 }
 
