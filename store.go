@@ -167,6 +167,14 @@ type RenewResult struct {
 	Err   error // nil, ErrNotHeld, or a per-grant failure
 }
 
+// LostExplainer is an optional capability: a store that can say why it
+// closed a grant's Lost channel (its session expired, its server lost its
+// data). The client ends the grant's leases with that reason (wrapped with
+// ErrNotHeld) instead of a generic one; nil means no more is known.
+type LostExplainer interface {
+	LostReason(g Grant) error
+}
+
 // Lister is an optional capability: a store that can list current holders
 // of keys with a prefix (for `leasehold status --prefix`).
 type Lister interface {

@@ -3,12 +3,16 @@ package consul_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/consul/api"
 
+	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
@@ -102,4 +106,55 @@ func TestTokensAfterDataLoss(t *testing.T) {
 		t.Fatalf("new store after the agent lost its data: token %d, not above %d", g.Token, last)
 	}
 	_ = other.Release(tctx(t), g)
+}
+
+// TestDevAgentRestartEndsLeases: OpenURL finds a -dev agent (SafeTokens
+// false, the caveat says what a restart allows); when the agent restarts,
+// every lease of the store, in every TTL class, ends with a cause naming
+// the data loss, and the keys can be acquired again.
+func TestDevAgentRestartEndsLeases(t *testing.T) {
+	c := testserver.NewConsul(t, testserver.ConsulOptions{})
+	st := newStore(t, c, 0)
+	if info := st.Info(); info.SafeTokens || !strings.Contains(info.TokenCaveat, "-dev agent") {
+		t.Fatalf("Info on a dev agent: %+v; want SafeTokens false and a caveat naming the -dev agent", info)
+	}
+	lc, err := leasehold.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	var leases []*leasehold.Lease
+	for i, ttl := range []time.Duration{time.Second, 3 * time.Second} {
+		l, err := lc.Acquire(tctx(t), uniqueKey(t, fmt.Sprint(i)), leasehold.AcquireOptions{TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+	}
+	restartEmpty(t, c, 0)
+	for _, l := range leases {
+		select {
+		case <-l.Context().Done():
+		case <-tctx(t).Done():
+			t.Fatalf("lease on %q still held after the dev agent restarted", l.Key())
+		}
+		cause := context.Cause(l.Context())
+		if !errors.Is(cause, leasehold.ErrNotHeld) || !strings.Contains(cause.Error(), "lost its data") {
+			t.Errorf("lease on %q ended with %v; want ErrNotHeld naming the data loss", l.Key(), cause)
+		}
+		t.Logf("%s: %v", l.Key(), cause)
+		if _, err := st.Renew(tctx(t), leasehold.Grant{Key: l.Key(), Owner: "x", Token: l.Token(), TTL: time.Second}); !errors.Is(err, leasehold.ErrNotHeld) {
+			t.Errorf("renew after the loss: %v", err)
+		}
+	}
+	for _, l := range leases {
+		l2, err := lc.Acquire(tctx(t), l.Key(), leasehold.AcquireOptions{TTL: time.Second})
+		if err != nil {
+			t.Fatalf("acquire %q after the restart: %v", l.Key(), err)
+		}
+		if l2.Token() <= l.Token() {
+			t.Errorf("token %d after %d", l2.Token(), l.Token())
+		}
+		_ = l2.Release(tctx(t))
+	}
 }

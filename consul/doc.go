@@ -155,6 +155,35 @@
 // resource stays safe. During a lock-delay Acquire returns a
 // *leasehold.HeldError saying so.
 //
+// # After Consul loses its data
+//
+// A -dev agent keeps its Raft log, entries, sessions and lock-delays in
+// memory; a restart loses them all, as does wiping every server's data
+// folder. Nothing then holds a key: another client can lock it at once
+// (fault harness F9b, restart without data: see docs/safety.md for the
+// measured figure), while the holder still believes in its lease until it
+// learns of the loss. Its tokens stay above the old ones (see Storage,
+// tokens and fencing), so a fenced resource refuses the old holder and
+// accepts the new one, except for a grant within the same second of the
+// agent's clock as the key's last grant. What the store does:
+//
+//   - OpenURL asks the agent whether it is a -dev agent (agent:read; an
+//     agent that does not say is taken for a normal one). On one, Info's
+//     SafeTokens is false and its TokenCaveat starts with DevCaveat, so
+//     the CLI's run warns.
+//   - Every renewal's consistent read compares the Raft index of the KV
+//     table with the highest the store has read; an index that went back
+//     is a loss of the cluster's data. A session that Consul says is gone
+//     is checked the same way, and on a -dev agent taken for a loss.
+//   - On a loss, every lease of the store ends at once, in every TTL class
+//     (their Grant.Lost channels close, LostReason and refused renewals
+//     say ErrDataLost): the holder cannot know whether its key is still
+//     its own. Keys can be acquired again at once.
+//
+// A loss is found at the holder's next renewal or session renewal, not
+// before: until then a holder and the client that took its key over can
+// both act, which only a fence (the token) keeps apart.
+//
 // # Waiting
 //
 // Subscribe (leasehold.Notifier) follows the key's entry with Consul blocking

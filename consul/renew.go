@@ -36,7 +36,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
 	if !ss.tracked(name, tag, g.Token) {
 		if ss.isLost() {
-			return leasehold.Grant{}, notHeld("renew", g.Key, "its Consul session was lost")
+			return leasehold.Grant{}, notHeld("renew", g.Key, ss.whyLost())
 		}
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
 	}
@@ -44,9 +44,12 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	kv, _, err := s.cli.KV().Get(name, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
+	kv, meta, err := s.cli.KV().Get(name, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
 	if err != nil {
 		return leasehold.Grant{}, storeErr(ctx, "renew", g.Key, err)
+	}
+	if err := s.seeIndex(meta.LastIndex, true); err != nil {
+		return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
 	}
 	if why := heldBy(kv, ss.id, tag, g.Token); why != "" {
 		ss.untrack(name, g.Token)
@@ -93,9 +96,12 @@ func heldBy(kv *api.KVPair, sid, tag string, token uint64) string {
 func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
 	consistent := (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx)
-	kv, _, err := s.cli.KV().Get(name, consistent)
+	kv, meta, err := s.cli.KV().Get(name, consistent)
 	if err != nil {
 		return leasehold.Grant{}, storeErr(ctx, "renew", g.Key, err)
+	}
+	if err := s.seeIndex(meta.LastIndex, true); err != nil {
+		return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
 	}
 	if why := heldBy(kv, "", tag, g.Token); why != "" {
 		return leasehold.Grant{}, notHeld("renew", g.Key, why)

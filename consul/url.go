@@ -63,6 +63,7 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	}
 	s := New(cli, &p.opts)
 	s.transport, s.conns, s.clock = tr, cs, clock
+	s.checkDev(ctx)
 	return s, nil
 }
 
