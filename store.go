@@ -94,6 +94,10 @@ type Holder struct {
 	Label     string
 	Token     uint64
 	Remaining time.Duration // time left by the store's clock when read
+	// MaxRemaining, when Remaining is 0 because the store does not know it
+	// (a Consul session's timer lives on its leader), bounds how long the
+	// key can stay held from now if nobody renews it; 0 if not known.
+	MaxRemaining time.Duration
 }
 
 // Info describes a store. Stores report it; clients never assume it.

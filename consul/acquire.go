@@ -106,7 +106,7 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 	if err != nil {
 		return g, false, err
 	}
-	val := encodeValue(req.Owner, req.Label, token)
+	val := encodeValue(req.Owner, req.Label, token, ss)
 	ok, resp, _, err := s.cli.Txn().Txn(api.TxnOps{
 		{KV: cond},
 		{KV: &api.KVTxnOp{Verb: api.KVLock, Key: name, Value: val, Flags: Flags, Session: ss.id}},
@@ -120,8 +120,7 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 	if !ok {
 		switch {
 		case txnSays(resp.Errors, "lock delay"):
-			return g, false, &leasehold.HeldError{Key: req.Key, Label: fmt.Sprintf(
-				"nobody: Consul's lock-delay after the previous holder's session was invalidated (at most %s, as that session set it)", MaxLockDelay)}
+			return g, false, lockDelayed(req.Key, kv)
 		case txnSays(resp.Errors, "invalid session"):
 			ss.markLost()
 			return g, false, errSessionGone
@@ -164,6 +163,20 @@ func (s *Store) tokenAfter(key string, kv *api.KVPair) (uint64, error) {
 			key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)}
 	}
 	return token, nil
+}
+
+// lockDelayed is the refusal of key during Consul's lock-delay after the
+// session that locked kv, its entry, was invalidated: it names that
+// session's lock-delay, stored in the entry's value, or Consul's maximum
+// when the value does not say.
+func lockDelayed(key string, kv *api.KVPair) *leasehold.HeldError {
+	delay := fmt.Sprintf("up to Consul's maximum of %s: the entry does not say that session's", MaxLockDelay)
+	if kv != nil {
+		if v, ok := decodeEntry(kv); ok && v.LockDelayMS > 0 {
+			delay = fmt.Sprintf("%s, as that session set it", time.Duration(v.LockDelayMS)*time.Millisecond)
+		}
+	}
+	return &leasehold.HeldError{Key: key, Label: "nobody: Consul's lock-delay after the previous holder's session was invalidated (" + delay + ")"}
 }
 
 // onKey returns err, a session's error, as a *leasehold.StoreError of op

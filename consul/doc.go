@@ -53,8 +53,8 @@
 // # Storage, tokens and fencing
 //
 // Under Options.Prefix (default "leasehold/"), a key k is one KV entry
-// <prefix><escaped k>, where escaping keeps letters, digits and -_.:@+=, and
-// turns every other byte into ~XX (so a key has no '/', no space, nothing
+// <prefix><escaped k>, where escaping keeps letters, digits and the bytes in
+// "-_.:@+=," and turns every other byte into ~XX (so a key has no '/', no space, nothing
 // Consul or an HTTP path would change; '%' is not used because Consul's KV
 // endpoint decodes %XX once more when it checks a name). Its value is JSON
 // with the grant's token, the holder's label and the first 128 bits of

@@ -27,17 +27,21 @@ const Flags uint64 = 0x6c65617365686f6c // "leasehol"
 // invalidated entries stay, unlocked, with their last token, which the next
 // grant's token exceeds.
 
+// keptBytes are the bytes other than letters and digits that escapeKey
+// keeps as they are (the package doc lists them).
+const keptBytes = "-_.:@+=,"
+
 // safe reports whether escapeKey keeps byte c as it is.
 func safe(c byte) bool {
 	switch {
 	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		return true
 	}
-	return strings.IndexByte("-_.:@+=,", c) >= 0
+	return strings.IndexByte(keptBytes, c) >= 0
 }
 
-// escapeKey maps a key to a string that holds only letters, digits and
-// -_.:@+=, and ~XX escapes (two upper-case hex digits) of every other byte:
+// escapeKey maps a key to a string that holds only letters, digits, the
+// bytes of keptBytes, and ~XX escapes (two upper-case hex digits) of every other byte:
 // no '/', no space (Consul refuses names with leading or trailing spaces),
 // no '%' (Consul's KV endpoint decodes %XX once more when it checks a name),
 // nothing an HTTP path or Consul's filter of unprintable characters would
@@ -109,12 +113,18 @@ type value struct {
 	Token uint64 `json:"token"` // the grant's fencing token
 	Owner string `json:"owner"` // ownerTag of the owner id
 	Label string `json:"label,omitempty"`
+	// The locking session's TTL and lock-delay, for what a reader that
+	// does not keep the grant can say: how long the key can stay held
+	// (Holder.MaxRemaining), how long a lock-delay refusal lasts.
+	SessionTTLMS int64 `json:"session_ttl_ms,omitempty"`
+	LockDelayMS  int64 `json:"lock_delay_ms,omitempty"`
 }
 
 // encodeValue returns the stored value for a grant of token to owner with
-// label.
-func encodeValue(owner, label string, token uint64) []byte {
-	b, err := json.Marshal(value{Token: token, Owner: ownerTag(owner), Label: label})
+// label, locked by session ss.
+func encodeValue(owner, label string, token uint64, ss *session) []byte {
+	b, err := json.Marshal(value{Token: token, Owner: ownerTag(owner), Label: label,
+		SessionTTLMS: ss.ttl.Milliseconds(), LockDelayMS: ss.lockDelay.Milliseconds()})
 	if err != nil { // cannot happen: two strings
 		panic(err)
 	}

@@ -105,8 +105,8 @@ const TokenCaveat = "tokens are max(the entry's token + 1, the store's highest t
 // DevCaveat is added to TokenCaveat, and SafeTokens is false, on a store
 // whose agent said at open (OpenURL) that it is a -dev agent.
 const DevCaveat = "this is a -dev agent, which keeps its entries, sessions and lock-delays in memory: a restart loses them all, " +
-	"so another client can take a held key at once (before the holder's next renewal, which ends every lease of this store), " +
-	"and a token granted within the same second of the agent's clock as the key's last grant can repeat it; run servers with a data folder; "
+	"so another client can take a held key at once (before the holder's next renewal, which ends every lease of this store); " +
+	"run servers with a data folder; "
 
 // Info reports the store's bounds: TTLs from 1 s (below Consul's 10 s
 // session minimum, a grant is kept on a 10 s session: see the package doc)
