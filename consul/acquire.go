@@ -151,10 +151,14 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 func (s *Store) tokenAfter(key string, kv *api.KVPair) (uint64, error) {
 	var prev uint64
 	if kv != nil {
-		prev = kv.ModifyIndex // a foreign value's writes still count
-		if v, ok := decodeEntry(kv); ok {
-			prev = max(prev, v.Token)
+		v, err := parseEntry(kv)
+		if err != nil {
+			// Not leasehold's: someone else's data under the prefix, or a
+			// corrupted entry. Writing over it would destroy it (and a
+			// corrupted token could let a token repeat).
+			return 0, foreignEntry("acquire", key, kv, err)
 		}
+		prev = max(kv.ModifyIndex, v.Token)
 	}
 	now, _ := s.clock.micros()
 	token, ok := nextToken(prev, s.high.v.Load(), now)

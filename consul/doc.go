@@ -232,6 +232,12 @@
 // leader, an ACL token refused (with the permissions the store needs:
 // key_prefix write on the prefix, session write on the agent's node), a
 // session lost. A key locked by a session that is not leasehold's is a
-// *leasehold.HeldError naming that session. An error of the caller's
-// context is the context's.
+// *leasehold.HeldError naming that session. An entry under the prefix that
+// is not a valid leasehold value (other flags, not leasehold's JSON, an owner
+// tag that is not 32 lower-case hex digits, a session TTL or lock-delay out
+// of Consul's bounds, a token that does not fit a uint64) is refused, left
+// as it is, with a *leasehold.ForeignRecordError naming it inside a
+// *leasehold.StoreError; so is a session renewed for a foreign grant whose
+// TTL is not between 1 s and 24 h. An error of the caller's context is the
+// context's.
 package consul

@@ -1,12 +1,16 @@
 package consul
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/leasehold-go/leasehold"
 )
 
 // DefaultPrefix is the Consul KV prefix under which the store keeps its keys
@@ -132,16 +136,45 @@ func encodeValue(owner, label string, token uint64, ss *session) []byte {
 }
 
 // decodeEntry returns the value stored in kv; ok is false if it is not a
-// value of ours (the key is locked by something other than leasehold). An
-// entry written before tokens were stored in values has the token it was
-// granted with, its ModifyIndex.
+// value of ours (see parseEntry).
 func decodeEntry(kv *api.KVPair) (value, bool) {
+	v, err := parseEntry(kv)
+	return v, err == nil
+}
+
+// parseEntry returns the value stored in kv, or why it is not a valid
+// leasehold value: flags other than Flags (the key is Consul's api.Lock's,
+// or someone else's), a value that is not our JSON, an owner tag that is not
+// 32 lower-case hex digits, a session TTL or lock-delay outside Consul's
+// bounds, or a ModifyIndex of 0 (Consul never writes one). An entry written
+// before tokens were stored in values has the token it was granted with,
+// its ModifyIndex.
+func parseEntry(kv *api.KVPair) (value, error) {
 	var x value
-	if kv.Flags != Flags || json.Unmarshal(kv.Value, &x) != nil || len(x.Owner) != 32 {
-		return value{}, false
+	dec := json.NewDecoder(bytes.NewReader(kv.Value))
+	switch {
+	case kv.Flags != Flags:
+		return value{}, fmt.Errorf("its flags are %#x, not leasehold's %#x", kv.Flags, Flags)
+	case kv.ModifyIndex == 0:
+		return value{}, errors.New("its ModifyIndex is 0")
+	case dec.Decode(&x) != nil || dec.More():
+		return value{}, fmt.Errorf("its value %.40q is not leasehold's JSON", kv.Value)
+	case len(x.Owner) != 32 || strings.Trim(x.Owner, "0123456789abcdef") != "":
+		return value{}, fmt.Errorf("its owner %.40q is not 32 lower-case hex digits", x.Owner)
+	case x.SessionTTLMS < 0 || x.SessionTTLMS > MaxSessionTTL.Milliseconds():
+		return value{}, fmt.Errorf("its session_ttl_ms %d is outside 0 to %d", x.SessionTTLMS, MaxSessionTTL.Milliseconds())
+	case x.LockDelayMS < 0 || x.LockDelayMS > MaxLockDelay.Milliseconds():
+		return value{}, fmt.Errorf("its lock_delay_ms %d is outside 0 to %d", x.LockDelayMS, MaxLockDelay.Milliseconds())
 	}
 	if x.Token == 0 {
 		x.Token = kv.ModifyIndex
 	}
-	return x, true
+	return x, nil
+}
+
+// foreignEntry is the error for an entry under the store's prefix that is
+// not a valid leasehold value (why, from parseEntry), for op on key.
+func foreignEntry(op, key string, kv *api.KVPair, why error) error {
+	return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key,
+		&leasehold.ForeignRecordError{Object: "Consul KV entry " + kv.Key, Reason: why.Error()})}
 }

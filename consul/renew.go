@@ -123,8 +123,11 @@ func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.
 		return leasehold.Grant{}, notHeld("renew", g.Key, why)
 	}
 	sttl, err := time.ParseDuration(entry.TTL)
-	if err != nil || sttl <= 0 {
-		sttl = MinSessionTTL // Consul's floor: no session lives less
+	if err != nil || sttl < time.Second || sttl > MaxSessionTTL {
+		// Not a session leasehold made (its TTL is 1.5 x a class, at least
+		// 10 s): one without a TTL would never end.
+		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "renew", Err: fmt.Errorf("key %q: %w", g.Key,
+			&leasehold.ForeignRecordError{Object: "Consul session " + sid, Reason: fmt.Sprintf("its TTL %q is not between 1s and %s", entry.TTL, MaxSessionTTL)})}
 	}
 	g.TTL = min(classOf(g.TTL), time.Until(t0.Add(sttl)))
 	if g.TTL <= 0 {
