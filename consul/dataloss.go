@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/leasehold-go/leasehold"
@@ -99,15 +100,18 @@ func (s *Store) LostReason(g leasehold.Grant) error {
 // of /v1/agent/self), and reads the prefix for the Raft index. An agent
 // that does not say (an ACL token without agent:read) is taken for a normal
 // one.
-func (s *Store) checkDev(ctx context.Context) {
-	if _, meta, err := s.cli.KV().Get(s.prefix, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx)); err == nil {
+func (s *Store) checkDev(ctx context.Context, limit time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	q := (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx)
+	if _, meta, err := s.cli.KV().Get(s.prefix, q); err == nil {
 		_ = s.seeIndex(meta.LastIndex, true)
 	}
-	self, err := s.cli.Agent().Self() // the client has no context for this call
-	if err != nil {
+	var self struct{ DebugConfig struct{ DevMode bool } }
+	if _, err := s.cli.Raw().Query("/v1/agent/self", &self, (&api.QueryOptions{}).WithContext(ctx)); err != nil {
 		return
 	}
-	dev, _ := self["DebugConfig"]["DevMode"].(bool)
+	dev := self.DebugConfig.DevMode
 	s.raft.mu.Lock()
 	s.raft.dev = dev
 	s.raft.mu.Unlock()

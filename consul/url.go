@@ -62,7 +62,7 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	}
 	s := New(cli, &p.opts)
 	s.transport, s.conns, s.clock = tr, cs, clock
-	s.checkDev(ctx)
+	s.checkDev(ctx, p.dial)
 	return s, nil
 }
 
