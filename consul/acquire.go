@@ -75,11 +75,10 @@ func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.Acquir
 	}
 	defer ss.begin(name)()
 	for round := 0; ; round++ {
-		kv, meta, err := s.cli.KV().Get(name, (&api.QueryOptions{}).WithContext(ctx))
+		kv, _, err := s.cli.KV().Get(name, (&api.QueryOptions{}).WithContext(ctx))
 		if err != nil {
 			return leasehold.Grant{}, storeErr(ctx, "acquire", req.Key, err)
 		}
-		_ = s.seeIndex(meta.LastIndex, false)
 		if kv != nil && kv.Session != "" {
 			return leasehold.Grant{}, heldError(req.Key, kv)
 		}

@@ -20,14 +20,10 @@ import (
 // ErrSessionLost too.
 var ErrDataLost = fmt.Errorf("the Consul cluster lost its data (a -dev agent restarted, or data folders wiped): another client may hold the key: %w", ErrSessionLost)
 
-// raftWatch is what a Store knows of the cluster's Raft index: the highest
-// index it has read (a KV read's X-Consul-Index, the index of the whole KV
-// table, which only grows while the cluster keeps its data), and whether the
-// agent said at open that it is a -dev agent.
+// raftWatch is whether the agent said at open that it is a -dev agent.
 type raftWatch struct {
-	mu   sync.Mutex
-	high uint64
-	dev  bool
+	mu  sync.Mutex
+	dev bool
 }
 
 // isDev reports whether the agent is a -dev agent (checked by OpenURL).
@@ -37,46 +33,51 @@ func (w *raftWatch) isDev() bool {
 	return w.dev
 }
 
-// seeIndex records the Raft index of a read the store made (consistent:
-// whether it is a consistent read, one the leader confirmed; a default read
-// may come from a leader that has not yet applied every committed entry, so
-// it only raises the mark). If a consistent read's index is below the
-// highest seen, the cluster lost its data: every lease of the store ends,
-// and seeIndex returns ErrDataLost with the two indexes; the mark starts
-// again from the new index.
-func (s *Store) seeIndex(idx uint64, consistent bool) error {
-	if idx == 0 {
+// checkIndex compares the Raft index of a consistent read of a grant's
+// entry (its X-Consul-Index: the entry's ModifyIndex, or the KV table's
+// index if the entry is gone) with wrote, the ModifyIndex the grant's lock
+// gave the entry. While the cluster keeps its data, the read's index is at
+// least wrote (a later write of the entry, or its deletion's tombstone,
+// has a greater index); below it, the cluster lost its data: every lease of
+// the store ends, and checkIndex returns ErrDataLost with the two indexes.
+// (Indexes of different keys are not compared: a key's read reports that
+// key's index, which can be below another key's.)
+func (s *Store) checkIndex(wrote, read uint64) error {
+	if read == 0 || read >= wrote {
 		return nil
 	}
-	w := &s.raft
-	w.mu.Lock()
-	if idx >= w.high || !consistent {
-		w.high = max(w.high, idx)
-		w.mu.Unlock()
-		return nil
-	}
-	why := fmt.Sprintf("the Consul cluster's Raft index went back from %d to %d", w.high, idx)
-	w.high = idx
-	w.mu.Unlock()
-	err := fmt.Errorf("%s: %w", why, ErrDataLost)
+	err := fmt.Errorf("the Consul cluster's Raft index went back: the grant's entry was written at index %d, a read now reports %d: %w", wrote, read, ErrDataLost)
 	s.endAll(err)
 	return err
 }
 
-// sessionVanished is called when Consul answers that a session of the store
-// does not exist. A session is destroyed by someone, or expired, or lost
-// with the cluster's data: a read of the prefix tells the last case from
-// the others by its Raft index; on a -dev agent, whose restart is the usual
-// loss and whose index may have grown past the old one by then, any vanished
-// session is taken for a loss.
-func (s *Store) sessionVanished(ctx context.Context) {
-	_, meta, err := s.cli.KV().Get(s.prefix, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
-	if err == nil && s.seeIndex(meta.LastIndex, true) != nil {
-		return
+// sessionVanished is called when Consul answers that session ss of the
+// store does not exist. A session is destroyed by someone, or expires, or
+// is lost with the cluster's data: a consistent read of one of its grants'
+// entries tells the last case from the others by its Raft index; on a -dev
+// agent, whose restart is the usual loss, any vanished session is taken for
+// a loss.
+func (s *Store) sessionVanished(ctx context.Context, ss *session) {
+	if name, index, ok := ss.anyGrant(); ok {
+		_, meta, err := s.cli.KV().Get(name, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
+		if err == nil && s.checkIndex(index, meta.LastIndex) != nil {
+			return
+		}
 	}
 	if s.raft.isDev() {
 		s.endAll(fmt.Errorf("a session of the store vanished from the -dev agent, which keeps its state in memory (restarted?): %w", ErrDataLost))
 	}
+}
+
+// anyGrant returns the KV key and lock index of one of the session's
+// grants, if it has any.
+func (ss *session) anyGrant() (name string, index uint64, ok bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for n, g := range ss.grants {
+		return n, g.index, true
+	}
+	return "", 0, false
 }
 
 // endAll ends every lease of the store: each session is marked lost with
@@ -97,16 +98,12 @@ func (s *Store) LostReason(g leasehold.Grant) error {
 }
 
 // checkDev asks the agent whether it is a -dev agent (DebugConfig.DevMode
-// of /v1/agent/self), and reads the prefix for the Raft index. An agent
+// of /v1/agent/self). An agent
 // that does not say (an ACL token without agent:read) is taken for a normal
 // one.
 func (s *Store) checkDev(ctx context.Context, limit time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	q := (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx)
-	if _, meta, err := s.cli.KV().Get(s.prefix, q); err == nil {
-		_ = s.seeIndex(meta.LastIndex, true)
-	}
 	var self struct{ DebugConfig struct{ DevMode bool } }
 	if _, err := s.cli.Raw().Query("/v1/agent/self", &self, (&api.QueryOptions{}).WithContext(ctx)); err != nil {
 		return

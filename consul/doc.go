@@ -171,10 +171,14 @@
 //     agent that does not say is taken for a normal one). On one, Info's
 //     SafeTokens is false and its TokenCaveat starts with DevCaveat, so
 //     the CLI's run warns.
-//   - Every renewal's consistent read compares the Raft index of the KV
-//     table with the highest the store has read; an index that went back
-//     is a loss of the cluster's data. A session that Consul says is gone
-//     is checked the same way, and on a -dev agent taken for a loss.
+//   - Every renewal's consistent read of the grant's entry compares the
+//     read's Raft index (the entry's ModifyIndex, or the KV table's if the
+//     entry is gone) with the index the grant's lock wrote: while the
+//     cluster keeps its data it cannot be lower, so a lower one is a loss
+//     of the cluster's data. (Indexes of different keys are not compared:
+//     each key's read reports that key's index.) A session that Consul says
+//     is gone is checked the same way on one of its grants, and on a -dev
+//     agent taken for a loss.
 //   - On a loss, every lease of the store ends at once, in every TTL class
 //     (their Grant.Lost channels close, LostReason and refused renewals
 //     say ErrDataLost): the holder cannot know whether its key is still

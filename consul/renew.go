@@ -48,8 +48,10 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err != nil {
 		return leasehold.Grant{}, storeErr(ctx, "renew", g.Key, err)
 	}
-	if err := s.seeIndex(meta.LastIndex, true); err != nil {
-		return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
+	if rec, kept := ss.keeps(name, tag, g.Token); kept {
+		if err := s.checkIndex(rec.index, meta.LastIndex); err != nil {
+			return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
+		}
 	}
 	if why := heldBy(kv, ss.id, tag, g.Token); why != "" {
 		ss.untrack(name, g.Token)
@@ -96,12 +98,9 @@ func heldBy(kv *api.KVPair, sid, tag string, token uint64) string {
 func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
 	consistent := (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx)
-	kv, meta, err := s.cli.KV().Get(name, consistent)
+	kv, _, err := s.cli.KV().Get(name, consistent)
 	if err != nil {
 		return leasehold.Grant{}, storeErr(ctx, "renew", g.Key, err)
-	}
-	if err := s.seeIndex(meta.LastIndex, true); err != nil {
-		return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
 	}
 	if why := heldBy(kv, "", tag, g.Token); why != "" {
 		return leasehold.Grant{}, notHeld("renew", g.Key, why)

@@ -303,7 +303,7 @@ func (ss *session) fresh(ctx context.Context, op, key string) (time.Time, error)
 		return t0, storeErr(ctx, op, key, fmt.Errorf("%w: %w", errRenewOverdue, err))
 	}
 	if entry == nil {
-		ss.st.sessionVanished(ctx)
+		ss.st.sessionVanished(ctx, ss)
 		ss.markLost()
 		return t0, &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key, ErrSessionLost)}
 	}
