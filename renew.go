@@ -236,6 +236,12 @@ func (c *Client) watchLost(ch <-chan struct{}, w *lostWatch) {
 		delete(c.watches, ch)
 	}
 	for l := range w.leases {
-		c.end(l, fmt.Errorf("%w: the store reported the grant gone", ErrNotHeld))
+		reason := fmt.Errorf("%w: the store reported the grant gone", ErrNotHeld)
+		if le, ok := c.store.(LostExplainer); ok {
+			if why := le.LostReason(l.grant); why != nil {
+				reason = fmt.Errorf("%w: the store reported the grant gone: %w", ErrNotHeld, why)
+			}
+		}
+		c.end(l, reason)
 	}
 }

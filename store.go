@@ -94,6 +94,10 @@ type Holder struct {
 	Label     string
 	Token     uint64
 	Remaining time.Duration // time left by the store's clock when read
+	// MaxRemaining, when Remaining is 0 because the store does not know it
+	// (a Consul session's timer lives on its leader), bounds how long the
+	// key can stay held from now if nobody renews it; 0 if not known.
+	MaxRemaining time.Duration
 }
 
 // Info describes a store. Stores report it; clients never assume it.
@@ -165,6 +169,14 @@ type BatchRenewer interface {
 type RenewResult struct {
 	Grant Grant
 	Err   error // nil, ErrNotHeld, or a per-grant failure
+}
+
+// LostExplainer is an optional capability: a store that can say why it
+// closed a grant's Lost channel (its session expired, its server lost its
+// data). The client ends the grant's leases with that reason (wrapped with
+// ErrNotHeld) instead of a generic one; nil means no more is known.
+type LostExplainer interface {
+	LostReason(g Grant) error
 }
 
 // Lister is an optional capability: a store that can list current holders

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -100,9 +101,14 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 		cond = &api.KVTxnOp{Verb: api.KVCheckIndex, Key: name, Index: kv.ModifyIndex}
 	}
 	tag := ownerTag(req.Owner)
+	token, err := s.tokenAfter(req.Key, kv)
+	if err != nil {
+		return g, false, err
+	}
+	val := encodeValue(req.Owner, req.Label, token, ss)
 	ok, resp, _, err := s.cli.Txn().Txn(api.TxnOps{
 		{KV: cond},
-		{KV: &api.KVTxnOp{Verb: api.KVLock, Key: name, Value: encodeValue(req.Owner, req.Label), Flags: Flags, Session: ss.id}},
+		{KV: &api.KVTxnOp{Verb: api.KVLock, Key: name, Value: val, Flags: Flags, Session: ss.id}},
 	}, (&api.QueryOptions{}).WithContext(ctx))
 	if err != nil {
 		// The lock may have been applied with its reply lost: have
@@ -113,8 +119,7 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 	if !ok {
 		switch {
 		case txnSays(resp.Errors, "lock delay"):
-			return g, false, &leasehold.HeldError{Key: req.Key, Label: fmt.Sprintf(
-				"nobody: Consul's lock-delay after the previous holder's session was invalidated (at most %s, as that session set it)", MaxLockDelay)}
+			return g, false, lockDelayed(req.Key, kv)
 		case txnSays(resp.Errors, "invalid session"):
 			ss.markLost()
 			return g, false, errSessionGone
@@ -123,18 +128,58 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 		}
 		return g, false, storeErr(ctx, "acquire", req.Key, txnError(resp.Errors))
 	}
-	var token uint64
+	var index uint64
 	for _, r := range resp.Results {
 		if r != nil && r.KV != nil && r.KV.Key == name && r.KV.Session == ss.id {
-			token = r.KV.ModifyIndex
+			index = r.KV.ModifyIndex
 		}
 	}
-	if token == 0 {
+	if index == 0 {
 		ss.addOrphan(orphan{name: name, tag: tag, until: time.Now().Add(orphanWatch)})
 		return g, false, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: Consul's answer to the lock has no entry", req.Key)}
 	}
-	g, err = s.granted(ss, req, name, tag, token, t0)
+	s.high.see(token, s.clock)
+	g, err = s.granted(ss, req, name, tag, grantRec{tag: tag, token: token, index: index, value: val}, t0)
 	return g, false, err
+}
+
+// tokenAfter returns the token for a grant of key over its entry kv (nil:
+// missing): max(the entry's token + 1, the store's highest token + 1, the
+// agent's clock in µs). The lock's transaction is conditioned on the entry
+// being kv, so no other grant can take the same token from it.
+func (s *Store) tokenAfter(key string, kv *api.KVPair) (uint64, error) {
+	var prev uint64
+	if kv != nil {
+		v, err := parseEntry(kv)
+		if err != nil {
+			// Not leasehold's: someone else's data under the prefix, or a
+			// corrupted entry. Writing over it would destroy it (and a
+			// corrupted token could let a token repeat).
+			return 0, foreignEntry("acquire", key, kv, err)
+		}
+		prev = max(kv.ModifyIndex, v.Token)
+	}
+	now, _ := s.clock.micros()
+	token, ok := nextToken(prev, s.high.v.Load(), now)
+	if !ok {
+		return 0, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: its token is %d, the largest a token can be: %w",
+			key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)}
+	}
+	return token, nil
+}
+
+// lockDelayed is the refusal of key during Consul's lock-delay after the
+// session that locked kv, its entry, was invalidated: it names that
+// session's lock-delay, stored in the entry's value, or Consul's maximum
+// when the value does not say.
+func lockDelayed(key string, kv *api.KVPair) *leasehold.HeldError {
+	delay := fmt.Sprintf("up to Consul's maximum of %s: the entry does not say that session's", MaxLockDelay)
+	if kv != nil {
+		if v, ok := decodeEntry(kv); ok && v.LockDelayMS > 0 {
+			delay = fmt.Sprintf("%s, as that session set it", time.Duration(v.LockDelayMS)*time.Millisecond)
+		}
+	}
+	return &leasehold.HeldError{Key: key, Label: "nobody: Consul's lock-delay after the previous holder's session was invalidated (" + delay + ")"}
 }
 
 // onKey returns err, a session's error, as a *leasehold.StoreError of op
@@ -150,9 +195,9 @@ func onKey(err error, op, key string) error {
 // heldError describes the holder of key from its entry.
 func heldError(key string, kv *api.KVPair) *leasehold.HeldError {
 	h := &leasehold.HeldError{Key: key}
-	if v, ok := decodeValue(kv.Value, kv.Flags); ok {
+	if v, ok := decodeEntry(kv); ok {
 		h.Label = v.Label
-		h.Token = kv.ModifyIndex
+		h.Token = v.Token
 		return h
 	}
 	h.Label = foreignHolder(kv)
@@ -165,19 +210,19 @@ func foreignHolder(kv *api.KVPair) string {
 }
 
 // granted records a grant of token won by a request sent at t0.
-func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name, tag string, token uint64, t0 time.Time) (leasehold.Grant, error) {
-	ttl, ok := ss.track(name, tag, token, t0)
+func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name, tag string, rec grantRec, t0 time.Time) (leasehold.Grant, error) {
+	ttl, ok := ss.track(name, rec, t0)
 	if !ok {
 		// The session was lost while the request was in flight: its entry
 		// is released or about to be. No grant.
 		ctx, cancel := context.WithTimeout(s.ctx, destroyTimeout)
-		_, _ = ss.unlock(ctx, name, token, ss.id) // best effort
+		_, _ = ss.unlock(ctx, name, rec.index, ss.id, rec.value) // best effort
 		cancel()
 		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: %w", req.Key, ErrSessionLost)}
 	}
 	return leasehold.Grant{
 		Key: req.Key, Owner: req.Owner, Label: req.Label,
-		Token:   token,
+		Token:   rec.token,
 		TTL:     ttl,
 		Lost:    ss.Done(),
 		Private: &grantRef{store: s, sess: ss},

@@ -2,6 +2,7 @@ package consul_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,9 @@ func TestDevAgent(t *testing.T) {
 // its leader under contention.
 func TestCluster(t *testing.T) {
 	c := testserver.NewConsul(t, testserver.ConsulOptions{Servers: 3})
+	if info := openURL(t, c.URL(1)).Info(); !info.SafeTokens || strings.Contains(info.TokenCaveat, "-dev agent,") {
+		t.Errorf("Info on a cluster of servers: %+v; want SafeTokens and no -dev caveat", info)
+	}
 	t.Run("conformance", func(t *testing.T) { conformance(t, c, 1, true) })
 	t.Run("leader_kill_under_fenced_contention", func(t *testing.T) { testFailover(t, c) })
 }

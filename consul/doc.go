@@ -53,13 +53,13 @@
 // # Storage, tokens and fencing
 //
 // Under Options.Prefix (default "leasehold/"), a key k is one KV entry
-// <prefix><escaped k>, where escaping keeps letters, digits and -_.:@+=, and
-// turns every other byte into ~XX (so a key has no '/', no space, nothing
+// <prefix><escaped k>, where escaping keeps letters, digits and the bytes in
+// "-_.:@+=," and turns every other byte into ~XX (so a key has no '/', no space, nothing
 // Consul or an HTTP path would change; '%' is not used because Consul's KV
 // endpoint decodes %XX once more when it checks a name). Its value is JSON
-// with the holder's label and the first 128 bits of SHA-256 of the owner id
-// (the id itself, the owner's proof, is never stored), and its flags are
-// Flags.
+// with the grant's token, the holder's label and the first 128 bits of
+// SHA-256 of the owner id (the id itself, the owner's proof, is never
+// stored), and its flags are Flags.
 //
 // Acquire reads the entry and, if no session holds it, locks it
 // (Consul's ?acquire=) in one transaction conditioned on the entry being as
@@ -71,23 +71,56 @@
 // lock, if it lands, is found and unlocked by housekeeping by its owner
 // tag, never by the key alone.
 //
-// The fencing token is the entry's ModifyIndex at the lock: the Raft index of
-// that write, strictly increasing cluster-wide. LockIndex is not a fence: it
-// counts locks of one entry and starts again at 1 when the entry is deleted
-// and re-created (a test deletes the entry between grants). ModifyIndex
-// values come from the Raft log, which only grows: across release, expiry,
-// deletion of the entry, restart of the servers (their data folders keep the
-// log) and leader failover (a new leader holds every committed entry). They
-// go back only if the cluster's Raft state is lost (a -dev agent restarted,
-// every server's data wiped, a cluster built anew): Info.TokenCaveat.
+// The fencing token is chosen by the acquirer and written in the entry's
+// value by the lock itself:
+//
+//	token = max(the entry's token + 1, the store's highest token + 1,
+//	            the agent's clock in µs)
+//
+// The lock's transaction is conditioned on the entry being as read, so two
+// acquirers that read the same entry cannot both write the token they
+// computed from it: per key, tokens strictly increase, as with a counter
+// bumped by compare-and-swap. The entry keeps its last token when it is
+// released or its session invalidated. Why not the entry's ModifyIndex (a
+// Raft index, the token of earlier versions)? It only grows while the
+// cluster keeps its Raft state, and starts again near zero when that state
+// is lost: a -dev agent restarted (it keeps everything in memory, the way
+// most people first run Consul), every server's data folder wiped, a
+// cluster built anew. Tokens then went backwards, and a fenced resource
+// refused every new holder until the index caught up. The floors survive
+// that loss, as the S3 store's (max(counter + 1, the server's Date in µs))
+// and the Redis store's (its counter floored by the server's TIME) do:
+//
+//   - the agent's clock: the latest Date header of the store's responses,
+//     advanced by the local monotonic clock since (a lower bound of the
+//     agent's time; Date is whole seconds, so within about a second). A
+//     grant after a loss of the cluster's data is above every earlier
+//     token unless it comes within the same second of the agent's clock
+//     as the key's last grant before the loss, or the agent's clock was
+//     set back. A Store made by New on a client of the caller's sees no
+//     headers and uses the local wall clock instead (OpenURL's stores use
+//     the agent's);
+//   - the store's highest token: while one Store value runs, its grants'
+//     tokens increase across the loss, whatever the clocks say (a token
+//     more than an hour ahead of the clock, a planted value, does not
+//     raise it);
+//   - the entry's token (and its ModifyIndex, for an entry written before
+//     tokens were stored): tokens increase per key, also when clocks step
+//     back, for as long as the entry exists (deleting it, someone else's
+//     doing, leaves the two floors above).
+//
+// An entry whose token is the largest a uint64 holds (a planted or
+// corrupted value) is refused with leasehold.ErrTokensExhausted rather than
+// wrapped; nothing is held. The entry's ModifyIndex is still what release
+// and housekeeping check (check-index) so that a stale holder never unlocks
+// another's grant.
 //
 // Renew confirms, by one consistent read, that the entry is still locked by
-// the store's session, with the grant's token as ModifyIndex and its owner
-// tag; it extends the grant's own deadline (the session's renewals are the
+// the store's session, with the grant's token and owner tag in its value; it extends the grant's own deadline (the session's renewals are the
 // session goroutine's). A grant that expired is refused, even if nobody took
-// it since. Release is [check-index token, unlock session] (Consul's
-// ?release=): any write to the entry since the grant changes its
-// ModifyIndex, so a stale holder never unlocks another's grant, even one
+// it since. Release is [check-index index, unlock session] (Consul's
+// ?release=), index being the entry's ModifyIndex after the grant's lock:
+// any write to the entry since the grant changes it, so a stale holder never unlocks another's grant, even one
 // held by the same session. A grant made by another Store value (the CLI's
 // one-shot commands: PortableGrants) is renewed by renewing the session
 // that locks its entry and confirming the entry, and released after reading
@@ -122,6 +155,39 @@
 // resource stays safe. During a lock-delay Acquire returns a
 // *leasehold.HeldError saying so.
 //
+// # After Consul loses its data
+//
+// A -dev agent keeps its Raft log, entries, sessions and lock-delays in
+// memory; a restart loses them all, as does wiping every server's data
+// folder. Nothing then holds a key: another client can lock it at once
+// (fault harness F9b, restart without data: see docs/safety.md for the
+// measured figure), while the holder still believes in its lease until it
+// learns of the loss. Its tokens stay above the old ones (see Storage,
+// tokens and fencing), so a fenced resource refuses the old holder and
+// accepts the new one, except for a grant within the same second of the
+// agent's clock as the key's last grant. What the store does:
+//
+//   - OpenURL asks the agent whether it is a -dev agent (agent:read; an
+//     agent that does not say is taken for a normal one). On one, Info's
+//     SafeTokens is false and its TokenCaveat starts with DevCaveat, so
+//     the CLI's run warns.
+//   - Every renewal's consistent read of the grant's entry compares the
+//     read's Raft index (the entry's ModifyIndex, or the KV table's if the
+//     entry is gone) with the index the grant's lock wrote: while the
+//     cluster keeps its data it cannot be lower, so a lower one is a loss
+//     of the cluster's data. (Indexes of different keys are not compared:
+//     each key's read reports that key's index.) A session that Consul says
+//     is gone is checked the same way on one of its grants, and on a -dev
+//     agent taken for a loss.
+//   - On a loss, every lease of the store ends at once, in every TTL class
+//     (their Grant.Lost channels close, LostReason and refused renewals
+//     say ErrDataLost): the holder cannot know whether its key is still
+//     its own. Keys can be acquired again at once.
+//
+// A loss is found at the holder's next renewal or session renewal, not
+// before: until then a holder and the client that took its key over can
+// both act, which only a fence (the token) keeps apart.
+//
 // # Waiting
 //
 // Subscribe (leasehold.Notifier) follows the key's entry with Consul blocking
@@ -152,15 +218,16 @@
 //	                           The next grant cannot come before the holder's
 //	                           deadline: its session outlives that deadline,
 //	                           and its Store, paused with it, cannot unlock.
-//	where the token lives      The entry's ModifyIndex, assigned by Raft to the
-//	                           lock's write and read from the lock's own
-//	                           transaction result; the entry keeps it while
-//	                           held (nothing else writes a held entry).
-//	why it cannot go backwards Raft indexes only grow, across release,
-//	                           expiry, deletion of the entry (unlike
-//	                           LockIndex), restart and leader failover; only
-//	                           a cluster that loses its Raft state starts them
-//	                           again (TokenCaveat).
+//	where the token lives      The entry's value, written by the lock's own
+//	                           transaction, conditioned on the entry as read;
+//	                           the entry keeps it after release.
+//	why it cannot go backwards Each token exceeds the entry's last one (the
+//	                           conditioned lock), the Store's highest one and
+//	                           the agent's clock in µs; after the cluster
+//	                           loses its data (entries gone) the clock floor
+//	                           still puts a new token above the old ones,
+//	                           except within the same second of the agent's
+//	                           clock as the key's last grant (TokenCaveat).
 //
 // # Errors
 //
@@ -169,6 +236,12 @@
 // leader, an ACL token refused (with the permissions the store needs:
 // key_prefix write on the prefix, session write on the agent's node), a
 // session lost. A key locked by a session that is not leasehold's is a
-// *leasehold.HeldError naming that session. An error of the caller's
-// context is the context's.
+// *leasehold.HeldError naming that session. An entry under the prefix that
+// is not a valid leasehold value (other flags, not leasehold's JSON, an owner
+// tag that is not 32 lower-case hex digits, a session TTL or lock-delay out
+// of Consul's bounds, a token that does not fit a uint64) is refused, left
+// as it is, with a *leasehold.ForeignRecordError naming it inside a
+// *leasehold.StoreError; so is a session renewed for a foreign grant whose
+// TTL is not between 1 s and 24 h. An error of the caller's context is the
+// context's.
 package consul

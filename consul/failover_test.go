@@ -1,6 +1,7 @@
 package consul_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,14 +50,20 @@ func (f *failover) granted(l *leasehold.Lease, before uint64) {
 }
 
 // work writes under l: into the register, and into Consul by a transaction
-// guarded by the grant's entry (its ModifyIndex still the token).
+// guarded by the grant's entry: read, its value must hold l's token, and
+// the write is conditioned on its ModifyIndex as read.
 func (f *failover) work(st *consul.Store, l *leasehold.Lease, dataKey string) {
 	wrote := false
 	for i := 0; i < 3 && l.Context().Err() == nil; i++ {
 		_ = f.reg.Write(l.Token(), i)
 		ctx, cancel := context.WithTimeout(l.Context(), time.Second)
+		kv, _, err := st.Client().KV().Get(st.KeyOf(l.Key()), (&api.QueryOptions{}).WithContext(ctx))
+		if err != nil || kv == nil || kv.Session == "" || !bytes.Contains(kv.Value, []byte(fmt.Sprintf(`"token":%d,`, l.Token()))) {
+			cancel()
+			continue
+		}
 		ok, _, _, err := st.Client().Txn().Txn(api.TxnOps{
-			{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: st.KeyOf(l.Key()), Index: l.Token()}},
+			{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: st.KeyOf(l.Key()), Index: kv.ModifyIndex}},
 			{KV: &api.KVTxnOp{Verb: api.KVSet, Key: dataKey, Value: []byte(strconv.FormatUint(l.Token(), 10))}},
 		}, (&api.QueryOptions{}).WithContext(ctx))
 		cancel()

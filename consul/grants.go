@@ -8,18 +8,21 @@ import "time"
 type grantRec struct {
 	tag      string // ownerTag of the grant's owner
 	token    uint64
+	index    uint64    // the entry's ModifyIndex after the lock
+	value    []byte    // the entry's value, which an unlock writes back
 	deadline time.Time // the grant expires here unless renewed
 }
 
 // orphan is an entry that may be locked by the session although no grant
 // holds it: a grant that expired without renewal (token known), or the
-// possible result of an acquire whose reply was lost (token 0: the entry is
+// possible result of an acquire whose reply was lost (index 0: the entry is
 // unlocked only if it holds the abandoned attempt's owner tag, and is looked
 // for until the time until, in case the request lands late).
 type orphan struct {
 	name  string
 	tag   string
-	token uint64
+	index uint64 // the entry's ModifyIndex while the expired grant held it
+	value []byte // its value then
 	until time.Time
 }
 
@@ -75,15 +78,16 @@ func (ss *session) addOrphan(o orphan) {
 	ss.poke()
 }
 
-// track records a new grant made by a request sent at t0 and returns its
-// TTL; ok is false if the session is gone.
-func (ss *session) track(name, tag string, token uint64, t0 time.Time) (time.Duration, bool) {
+// track records a new grant rec (its deadline not yet set) made by a request
+// sent at t0 and returns its TTL; ok is false if the session is gone.
+func (ss *session) track(name string, rec grantRec, t0 time.Time) (time.Duration, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.gone {
 		return 0, false
 	}
-	ss.grants[name] = &grantRec{tag: tag, token: token, deadline: t0.Add(ss.class)}
+	rec.deadline = t0.Add(ss.class)
+	ss.grants[name] = &rec
 	ss.lastUse = time.Now()
 	return max(ss.ttlFrom(t0), time.Millisecond), true
 }

@@ -13,7 +13,8 @@ import (
 // Holder reports the current holder of key: the label and token of a
 // leasehold grant, or a description of a session that is not leasehold's.
 // Remaining is known only for grants this Store keeps (their deadline by
-// its clock); Consul does not tell a session's time left.
+// its clock); Consul does not tell a session's time left, so for others
+// MaxRemaining bounds it: twice the session's TTL, plus its lock-delay.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
 	if err := leasehold.CheckHolder(key); err != nil {
 		return leasehold.Holder{}, err
@@ -36,11 +37,18 @@ func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error
 
 // holderOf describes the holder of key's entry kv, which a session locks.
 func (s *Store) holderOf(key string, kv *api.KVPair) leasehold.Holder {
-	v, ok := decodeValue(kv.Value, kv.Flags)
+	v, ok := decodeEntry(kv)
 	if !ok {
 		return leasehold.Holder{Key: key, Label: foreignHolder(kv)}
 	}
-	return leasehold.Holder{Key: key, Label: v.Label, Token: kv.ModifyIndex, Remaining: s.remaining(kv.Key, v.Owner, kv.ModifyIndex)}
+	h := leasehold.Holder{Key: key, Label: v.Label, Token: v.Token, Remaining: s.remaining(kv.Key, v.Owner, v.Token)}
+	if h.Remaining == 0 && v.SessionTTLMS > 0 {
+		// Consul invalidates the session no later than twice its TTL
+		// after its last renewal, which is no later than now; the
+		// lock-delay keeps the key from others after that.
+		h.MaxRemaining = time.Duration(2*v.SessionTTLMS+v.LockDelayMS) * time.Millisecond
+	}
+	return h
 }
 
 // remaining returns the time left on a grant this Store keeps, or 0.

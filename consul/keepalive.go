@@ -29,6 +29,7 @@ func (ss *session) keepalive(t0 time.Time) {
 		case kaStopped:
 			return
 		case kaGone:
+			ss.st.sessionVanished(ss.ctx, ss)
 			ss.markLost() // Consul says the session is gone
 			return
 		}

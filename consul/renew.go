@@ -10,8 +10,7 @@ import (
 )
 
 // Renew confirms, by one consistent read, that g's entry is still locked by
-// the store's session with g's token as its ModifyIndex and g's owner tag
-// in its value. The Consul session under the entry is renewed by the
+// the store's session with g's token and owner tag in its value. The Consul session under the entry is renewed by the
 // session's own goroutine, every (session TTL - TTL)/2, and first by Renew
 // itself if those renewals are late; Renew extends the grant's own
 // deadline, after which an unrenewed grant is unlocked.
@@ -37,7 +36,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
 	if !ss.tracked(name, tag, g.Token) {
 		if ss.isLost() {
-			return leasehold.Grant{}, notHeld("renew", g.Key, "its Consul session was lost")
+			return leasehold.Grant{}, notHeld("renew", g.Key, ss.whyLost())
 		}
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
 	}
@@ -45,9 +44,14 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	kv, _, err := s.cli.KV().Get(name, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
+	kv, meta, err := s.cli.KV().Get(name, (&api.QueryOptions{RequireConsistent: true}).WithContext(ctx))
 	if err != nil {
 		return leasehold.Grant{}, storeErr(ctx, "renew", g.Key, err)
+	}
+	if rec, kept := ss.keeps(name, tag, g.Token); kept {
+		if err := s.checkIndex(rec.index, meta.LastIndex); err != nil {
+			return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
+		}
 	}
 	if why := heldBy(kv, ss.id, tag, g.Token); why != "" {
 		ss.untrack(name, g.Token)
@@ -74,10 +78,14 @@ func heldBy(kv *api.KVPair, sid, tag string, token uint64) string {
 		return "its entry is unlocked (released, or its session was invalidated)"
 	case sid != "" && kv.Session != sid:
 		return "its entry is locked by another session"
-	case kv.ModifyIndex != token:
-		return fmt.Sprintf("its entry has changed since (ModifyIndex %d)", kv.ModifyIndex)
 	}
-	if v, ok := decodeValue(kv.Value, kv.Flags); !ok || v.Owner != tag {
+	v, ok := decodeEntry(kv)
+	switch {
+	case !ok:
+		return "its entry holds another owner (a value leasehold did not write)"
+	case v.Token != token:
+		return fmt.Sprintf("its entry has changed since (token %d)", v.Token)
+	case v.Owner != tag:
 		return "its entry holds another owner"
 	}
 	return ""
@@ -114,8 +122,11 @@ func (s *Store) renewForeign(ctx context.Context, g leasehold.Grant) (leasehold.
 		return leasehold.Grant{}, notHeld("renew", g.Key, why)
 	}
 	sttl, err := time.ParseDuration(entry.TTL)
-	if err != nil || sttl <= 0 {
-		sttl = MinSessionTTL // Consul's floor: no session lives less
+	if err != nil || sttl < time.Second || sttl > MaxSessionTTL {
+		// Not a session leasehold made (its TTL is 1.5 x a class, at least
+		// 10 s): one without a TTL would never end.
+		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "renew", Err: fmt.Errorf("key %q: %w", g.Key,
+			&leasehold.ForeignRecordError{Object: "Consul session " + sid, Reason: fmt.Sprintf("its TTL %q is not between 1s and %s", entry.TTL, MaxSessionTTL)})}
 	}
 	g.TTL = min(classOf(g.TTL), time.Until(t0.Add(sttl)))
 	if g.TTL <= 0 {

@@ -39,6 +39,7 @@ type session struct {
 	cancel   context.CancelFunc
 	lost     chan struct{} // closed when the session is known or presumed gone; see Done
 	lostOnce sync.Once
+	lostErr  error         // why, if known; set before lost closes
 	stop     chan struct{} // closed to end the goroutines (teardown, loss, Close)
 	stopOnce sync.Once
 	kick     chan struct{} // wakes housekeeping early
@@ -182,8 +183,13 @@ func (ss *session) isLost() bool {
 
 // markLost records that the session is gone: every grant on it is lost,
 // Done closes, and the next acquire of the class starts a new session.
-func (ss *session) markLost() {
+func (ss *session) markLost() { ss.markLostBecause(nil) }
+
+// markLostBecause is markLost saying why (for the refused renewals and
+// LostReason).
+func (ss *session) markLostBecause(why error) {
 	ss.lostOnce.Do(func() {
+		ss.lostErr = why
 		ss.mu.Lock()
 		ss.gone = true
 		ss.grants = map[string]*grantRec{}
@@ -297,6 +303,7 @@ func (ss *session) fresh(ctx context.Context, op, key string) (time.Time, error)
 		return t0, storeErr(ctx, op, key, fmt.Errorf("%w: %w", errRenewOverdue, err))
 	}
 	if entry == nil {
+		ss.st.sessionVanished(ctx, ss)
 		ss.markLost()
 		return t0, &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key, ErrSessionLost)}
 	}
@@ -305,4 +312,12 @@ func (ss *session) fresh(ctx context.Context, op, key string) (time.Time, error)
 		return t0, &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key, errRenewOverdue)}
 	}
 	return t0, nil
+}
+
+// whyLost says why the session was lost, for a refused renewal.
+func (ss *session) whyLost() string {
+	if ss.lostErr != nil {
+		return ss.lostErr.Error()
+	}
+	return "its Consul session was lost"
 }

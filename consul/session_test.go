@@ -41,7 +41,7 @@ func testSharedSession(t *testing.T, c *testserver.Consul) {
 			t.Fatal(err)
 		}
 		kv := entry(t, cli, st, k)
-		if kv.ModifyIndex != g.Token || kv.Flags != consul.Flags {
+		if tokenIn(t, kv) != g.Token || kv.Flags != consul.Flags {
 			t.Fatalf("entry %+v for grant token %d", kv, g.Token)
 		}
 		sessions[kv.Session] = true
@@ -140,8 +140,8 @@ func acquireEventually(t *testing.T, st leasehold.Store, r leasehold.AcquireRequ
 }
 
 // testDeletedKey deletes a key's entry between grants: Consul's LockIndex
-// starts again at 1, so it is no fence; the token, the entry's ModifyIndex
-// (a Raft index), still increases.
+// starts again at 1, so it is no fence; the token, floored by the agent's
+// clock and the store's highest token, still increases.
 func testDeletedKey(t *testing.T, c *testserver.Consul) {
 	st := newStore(t, c, 0)
 	cli := consulClient(t, c, 0)

@@ -52,6 +52,9 @@ type Store struct {
 	conns     *conns          // its dialer
 	prefix    string
 	idle      time.Duration
+	clock     *serverClock // the agent's clock, from OpenURL's responses
+	high      highWater    // the highest token granted or seen
+	raft      raftWatch    // the highest Raft index read; a -dev agent?
 
 	ctx    context.Context // ended by Close; background calls use it
 	cancel context.CancelFunc
@@ -69,6 +72,8 @@ var (
 	_ leasehold.Notifier = (*Store)(nil)
 	_ leasehold.Watcher  = (*Store)(nil)
 	_ leasehold.Lister   = (*Store)(nil)
+
+	_ leasehold.LostExplainer = (*Store)(nil)
 )
 
 // New returns a Store on cli, the caller's Consul client (its agent address
@@ -85,24 +90,35 @@ func New(cli *api.Client, opts *Options) *Store {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, ctx: ctx, cancel: cancel}
+	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, clock: &serverClock{}, ctx: ctx, cancel: cancel}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
 		func() error { return s.closedErr("acquire") })
 	return s
 }
 
 // TokenCaveat is the assumption behind the store's tokens, reported in Info.
-const TokenCaveat = "tokens are the ModifyIndex of the acquiring write, a Consul Raft index: it only grows across release, expiry, " +
-	"deletion of the key, restart and leader failover, but starts again near zero when the cluster's Raft state is lost " +
-	"(a -dev agent restarted, every server's data folder wiped, a cluster built anew), so grants on such a cluster can get " +
-	"tokens at or below ones handed out before; keep the servers' data, and restore lost state with consul snapshot restore"
+const TokenCaveat = "tokens are max(the entry's token + 1, the store's highest token + 1, the agent's clock in µs, from its Date headers), " +
+	"written by the conditioned lock; if the cluster loses its data (a -dev agent restarted, every server's data folder wiped) " +
+	"a token can repeat only for a grant within the same second of the agent's clock as the key's last grant before the loss, " +
+	"or if the agent's clock was set back (a store made by New on the caller's client floors by the local clock instead)"
+
+// DevCaveat is added to TokenCaveat, and SafeTokens is false, on a store
+// whose agent said at open (OpenURL) that it is a -dev agent.
+const DevCaveat = "this is a -dev agent, which keeps its entries, sessions and lock-delays in memory: a restart loses them all, " +
+	"so another client can take a held key at once (before the holder's next renewal, which ends every lease of this store); " +
+	"run servers with a data folder; "
 
 // Info reports the store's bounds: TTLs from 1 s (below Consul's 10 s
 // session minimum, a grant is kept on a 10 s session: see the package doc)
 // to 16 h (its session, 1.5 x the TTL, must fit Consul's 24 h maximum),
-// rounded up to whole seconds.
+// rounded up to whole seconds. On a -dev agent (found by OpenURL),
+// SafeTokens is false and TokenCaveat starts with DevCaveat.
 func (s *Store) Info() leasehold.Info {
-	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, TokenCaveat: TokenCaveat, PortableGrants: true}
+	info := leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, TokenCaveat: TokenCaveat, PortableGrants: true}
+	if s.raft.isDev() {
+		info.SafeTokens, info.TokenCaveat = false, DevCaveat+TokenCaveat
+	}
+	return info
 }
 
 // Client returns the Consul client the store uses.

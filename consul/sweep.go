@@ -28,7 +28,7 @@ func (ss *session) sweep() {
 	for name, g := range ss.grants {
 		if now.After(g.deadline) {
 			delete(ss.grants, name)
-			ss.orphans = append(ss.orphans, orphan{name: name, tag: g.tag, token: g.token})
+			ss.orphans = append(ss.orphans, orphan{name: name, tag: g.tag, index: g.index, value: g.value})
 			ss.lastUse = now
 		}
 	}
@@ -58,8 +58,8 @@ func (ss *session) sweep() {
 // settle unlocks o's entry if it is still o's, and reports whether o is
 // settled (unlocked, or no longer ours to unlock).
 func (ss *session) settle(ctx context.Context, o orphan) bool {
-	if o.token != 0 {
-		_, err := ss.unlock(ctx, o.name, o.token, ss.id)
+	if o.index != 0 {
+		_, err := ss.unlock(ctx, o.name, o.index, ss.id, o.value)
 		return err == nil
 	}
 	if ss.acquiring(o.name) {
@@ -71,8 +71,9 @@ func (ss *session) settle(ctx context.Context, o orphan) bool {
 	}
 	mine := false
 	if kv != nil && kv.Session == ss.id {
-		v, ok := decodeValue(kv.Value, kv.Flags)
-		mine = ok && v.Owner == o.tag && !ss.keeps(o.name, o.tag, kv.ModifyIndex)
+		v, ok := decodeEntry(kv)
+		_, kept := ss.keeps(o.name, o.tag, v.Token)
+		mine = ok && v.Owner == o.tag && !kept
 	}
 	if !mine {
 		// Not there (yet): the abandoned request may still land; look
@@ -82,26 +83,28 @@ func (ss *session) settle(ctx context.Context, o orphan) bool {
 	if ss.acquiring(o.name) {
 		return false
 	}
-	_, err = ss.unlock(ctx, o.name, kv.ModifyIndex, ss.id)
+	_, err = ss.unlock(ctx, o.name, kv.ModifyIndex, ss.id, kv.Value)
 	return err == nil
 }
 
 // unlock releases name, locked by session sid, if its ModifyIndex is still
-// token, in one transaction:
+// index, in one transaction:
 //
-//	[check-index name token, unlock name sid]
+//	[check-index name index, unlock name sid value]
 //
-// ok reports that Consul unlocked it; a nil error with ok false means the
-// entry has changed since (it is no longer that grant's).
-func (ss *session) unlock(ctx context.Context, name string, token uint64, sid string) (ok bool, err error) {
-	return unlockTxn(ctx, ss.st.cli, name, token, sid)
+// Consul's unlock writes the value it is given (an empty one would erase
+// the token the next grant must exceed), so it writes back value, the
+// entry's, with Flags. ok reports that Consul unlocked it; a nil error with
+// ok false means the entry has changed since (it is no longer that grant's).
+func (ss *session) unlock(ctx context.Context, name string, index uint64, sid string, value []byte) (ok bool, err error) {
+	return unlockTxn(ctx, ss.st.cli, name, index, sid, value)
 }
 
 // unlockTxn is session.unlock for any session.
-func unlockTxn(ctx context.Context, cli *api.Client, name string, token uint64, sid string) (bool, error) {
+func unlockTxn(ctx context.Context, cli *api.Client, name string, index uint64, sid string, value []byte) (bool, error) {
 	ok, resp, _, err := cli.Txn().Txn(api.TxnOps{
-		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: name, Index: token}},
-		{KV: &api.KVTxnOp{Verb: api.KVUnlock, Key: name, Session: sid}},
+		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: name, Index: index}},
+		{KV: &api.KVTxnOp{Verb: api.KVUnlock, Key: name, Session: sid, Value: value, Flags: Flags}},
 	}, (&api.QueryOptions{}).WithContext(ctx))
 	switch {
 	case err != nil:
@@ -122,12 +125,15 @@ func (ss *session) acquiring(name string) bool {
 }
 
 // keeps reports whether the session keeps a live grant of name with tag and
-// token.
-func (ss *session) keeps(name, tag string, token uint64) bool {
+// token, and returns a copy of it.
+func (ss *session) keeps(name, tag string, token uint64) (rec grantRec, ok bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	g := ss.grants[name]
-	return g != nil && g.tag == tag && g.token == token
+	if g != nil && g.tag == tag && g.token == token {
+		return *g, true
+	}
+	return grantRec{}, false
 }
 
 // maybeTeardown destroys the session if it has had no grants, acquires or

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +46,9 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 	}
 	cs := &conns{}
 	tr := newTransport(cs)
-	cli, err := api.NewClient(&api.Config{Address: p.addr, Scheme: "http", Transport: tr, Token: p.token, Datacenter: p.dc})
+	clock := &serverClock{}
+	cli, err := api.NewClient(&api.Config{Address: p.addr, Scheme: "http", Transport: tr, Token: p.token, Datacenter: p.dc,
+		HttpClient: &http.Client{Transport: dateTap{next: tr, clock: clock}}})
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), err)}
 	}
@@ -59,7 +61,8 @@ func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("%s: %w", redact(rawURL), explain(err))}
 	}
 	s := New(cli, &p.opts)
-	s.transport, s.conns = tr, cs
+	s.transport, s.conns, s.clock = tr, cs, clock
+	s.checkDev(ctx, p.dial)
 	return s, nil
 }
 
@@ -138,9 +141,15 @@ func (p *parsed) setHost(host string) error {
 	h, port, err := net.SplitHostPort(host)
 	var ae *net.AddrError
 	if errors.As(err, &ae) && ae.Err == "missing port in address" {
-		h, port, err = strings.Trim(host, "[]"), DefaultPort, nil
+		h, port, err = host, DefaultPort, nil
+		if inner, ok := strings.CutPrefix(h, "["); ok {
+			h, ok = strings.CutSuffix(inner, "]")
+			if !ok {
+				err = errors.New("unclosed '['")
+			}
+		}
 	}
-	if err != nil || h == "" {
+	if err != nil || h == "" || strings.ContainsAny(h, "[]/?#@% ") {
 		return fmt.Errorf("agent address %q is not host or host:port", host)
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
@@ -181,11 +190,37 @@ func (p *parsed) setQuery(query string) error {
 	return nil
 }
 
-var tokenParam = regexp.MustCompile(`([?&]token=)[^&]*`)
-
-// redact hides the ACL token in a consul:// URL.
+// redact hides the ACL token in a consul:// URL: the value of every query
+// parameter whose name, unescaped, contains "token" (in any case), or
+// cannot be unescaped, whether it is separated by '&' or ';' (which the URL
+// parser refuses, in an error that shows the URL).
 func redact(raw string) string {
-	return tokenParam.ReplaceAllString(raw, "${1}xxxxx")
+	base, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw
+	}
+	var b strings.Builder
+	b.WriteString(base)
+	b.WriteByte('?')
+	start := 0
+	for i := 0; i <= len(query); i++ {
+		if i < len(query) && query[i] != '&' && query[i] != ';' {
+			continue
+		}
+		part := query[start:i]
+		if k, _, hasValue := strings.Cut(part, "="); hasValue {
+			uk, err := url.QueryUnescape(k)
+			if err != nil || strings.Contains(strings.ToLower(uk), "token") {
+				part = k + "=xxxxx"
+			}
+		}
+		b.WriteString(part)
+		if i < len(query) {
+			b.WriteByte(query[i])
+		}
+		start = i + 1
+	}
+	return b.String()
 }
 
 // CheckURL reports what is wrong with rawURL as a consul store URL, as

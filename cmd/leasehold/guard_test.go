@@ -202,6 +202,14 @@ func TestRunStoppedLeaseholdCommandDeadByDeadline(t *testing.T) {
 		t.Fatalf("the continued holder exited %d, want %d; stderr:\n%s", code, exitLost, first.stderr.String())
 	}
 	waitGone(t, "the stopped holder's command", leader)
+	// What happened, said once: the watchdog stopped the command at the
+	// deadline, and the lease was lost; not that the command may have run
+	// without the lease.
+	out := first.stderr.String()
+	if strings.Contains(out, "may have run without it") || strings.Count(out, "lost") != 1 || !strings.Contains(out, "watchdog") {
+		t.Errorf("the continued holder's stderr should say once that the lease was lost and that the watchdog stopped the command:\n%s", out)
+	}
+	t.Logf("stderr:\n%s", out)
 }
 
 // A store that stalls renewals (another connection holds SQLite's write

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -221,7 +222,7 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	// must not run on once the lease is released. The leader is not
 	// reaped yet, so its process group id cannot have been reused.
 	c.signal(syscall.SIGKILL)
-	wd.done()
+	g.standDown()
 	code := c.wait()
 	if g.stopping {
 		return exitLost
@@ -349,6 +350,7 @@ func (g *guard) tick() {
 			g.wd.extend(d)
 		}
 		if left := time.Until(g.deadline); left <= g.f.grace {
+			g.awaitWatchdog(left) // past the deadline, it has acted: hear it first
 			g.stop(fmt.Sprintf("the lease on %q has %s left and no renewal has extended it; stopping the command", g.l.Key(), roundDuration(max(left, 0))), left)
 		}
 	}
@@ -392,9 +394,4 @@ func signum(s os.Signal) int {
 }
 
 // orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
+func orDefault(s, def string) string { return cmp.Or(s, def) }

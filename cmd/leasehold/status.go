@@ -21,11 +21,24 @@ type holderJSON struct {
 	Token       uint64 `json:"token,omitempty"`
 	Remaining   string `json:"remaining,omitempty"`
 	RemainingMS int64  `json:"remaining_ms,omitempty"`
+	// MaxRemainingMS bounds the time left when the store cannot tell it
+	// (remaining is then "up to ...").
+	MaxRemainingMS int64 `json:"max_remaining_ms,omitempty"`
 }
 
 func toJSON(h leasehold.Holder) holderJSON {
 	return holderJSON{Key: h.Key, Held: true, Label: h.Label, Token: h.Token,
-		Remaining: roundDuration(h.Remaining).String(), RemainingMS: h.Remaining.Milliseconds()}
+		Remaining: remainingText(h), RemainingMS: h.Remaining.Milliseconds(), MaxRemainingMS: h.MaxRemaining.Milliseconds()}
+}
+
+// remainingText is a holder's time left as status shows it: the time left,
+// or, when the store does not know it (a Consul session's timer is on its
+// leader), "up to" the bound it gives, rather than a misleading 0s.
+func remainingText(h leasehold.Holder) string {
+	if h.Remaining <= 0 && h.MaxRemaining > 0 {
+		return "up to " + roundDuration(h.MaxRemaining).String()
+	}
+	return roundDuration(h.Remaining).String()
 }
 
 func (a *app) status(args []string) int {
@@ -120,7 +133,7 @@ func (a *app) printStatus(r statusResult, key string, keyGiven, asJSON bool) int
 		fmt.Fprintf(tw, "%s\t-\t(free)\t-\n", key)
 	}
 	for _, h := range r.holders {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Key, strconv.FormatUint(h.Token, 10), h.Label, roundDuration(h.Remaining))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Key, strconv.FormatUint(h.Token, 10), h.Label, remainingText(h))
 	}
 	tw.Flush()
 	return exitOK

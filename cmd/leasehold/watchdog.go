@@ -94,16 +94,21 @@ func (w *watchdog) extend(deadline time.Time) {
 
 // done stands the watchdog down and waits for it to exit. Call it before
 // reaping the command, so that the group id the watchdog knows cannot have
-// been reused.
-func (w *watchdog) done() {
+// been reused. It returns what the watchdog reported that run had not taken
+// in yet: that it began termination (stopped) or killed the group.
+func (w *watchdog) done() (stopped, killed bool) {
 	w.send("done")
 	w.in.Close()
 	for w.events != nil {
-		if _, ok := <-w.events; !ok {
+		e, ok := <-w.events
+		if !ok {
 			break
 		}
+		stopped = stopped || e == "term" || e == "kill"
+		killed = killed || e == "kill"
 	}
 	_ = w.cmd.Wait()
+	return stopped, killed
 }
 
 // watchdogMain is the watchdog process: leasehold __watchdog GRACE_NS.
@@ -244,4 +249,44 @@ func (g *guardState) parentGone() {
 	}
 	g.signal(syscall.SIGKILL)
 	fmt.Fprintf(g.stderr, "leasehold run: watchdog: leasehold exited while the command ran; sent SIGKILL to the command's process group %d\n", g.pgid)
+}
+
+// standDown stands the watchdog down once the command has exited, and takes
+// in what it reported that the guard had not heard yet.
+func (g *guard) standDown() {
+	if stopped, killed := g.wd.done(); stopped {
+		g.watchdogStopped(killed)
+	}
+}
+
+// watchdogHeard bounds how long the guard, finding the deadline already
+// passed (leasehold was stopped or starved past it), waits for the
+// watchdog's report: the watchdog acts at the deadline, and its report,
+// written meanwhile, is on its way. Not a timing assumption about the
+// watchdog: without a report the guard stops the command itself.
+const watchdogHeard = time.Second
+
+// awaitWatchdog, when left (the time to the deadline) is not positive,
+// waits up to watchdogHeard for the watchdog's report that it killed the
+// group, so that run says what happened rather than "stopping the command"
+// for a command the watchdog has already stopped.
+func (g *guard) awaitWatchdog(left time.Duration) {
+	if left > 0 || g.stopping {
+		return
+	}
+	t := time.NewTimer(watchdogHeard)
+	defer t.Stop()
+	for !g.killed && g.wd.events != nil {
+		select {
+		case e, ok := <-g.wd.events:
+			switch {
+			case !ok:
+				g.wd.events = nil
+			case e == "term" || e == "kill":
+				g.watchdogStopped(e == "kill")
+			}
+		case <-t.C:
+			return
+		}
+	}
 }

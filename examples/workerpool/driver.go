@@ -73,7 +73,7 @@ func runPool(ctx context.Context, cfg runConfig) (summary, error) {
 		return s, errors.Join(runErr, err)
 	}
 	s.Layers, s.Kills, s.Pauses, s.Workers = cfg.Layers, d.kills, d.pauses, len(d.procs)
-	s.Outcomes, s.StaleLanded = d.outcomes, d.staleLanded
+	s.Outcomes, s.StaleLanded, s.Stalled = d.outcomes, d.staleLanded, d.stalled
 	s.Elapsed = time.Since(start)
 	return s, runErr
 }
@@ -94,7 +94,8 @@ type driver struct {
 	outcomes    map[string]int // event kind -> count, from the workers' lines
 	kills       int
 	pauses      int
-	staleLanded int // stalled writes that landed (must stay 0 with the fence)
+	staleLanded int      // stalled writes that landed (must stay 0 with the fence)
+	stalled     []string // each stalled write's outcome
 }
 
 func newDriver(cfg runConfig, db *sql.DB, t tables, rows int, events io.Writer) *driver {

@@ -160,6 +160,7 @@ func (d *driver) stalledOutcome(p *proc, kind, msg string) {
 	for _, f := range d.faults {
 		if f.target == p && f.point == pointStall && f.resumed && !f.done && f.msg == msg {
 			f.outcome, f.done = kind, true
+			d.stalled = append(d.stalled, kind)
 			if kind == "processed" {
 				d.staleLanded++
 			}

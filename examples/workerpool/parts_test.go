@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,9 +114,26 @@ func TestSummaryCheck(t *testing.T) {
 		"missing": {Messages: 10, Rows: 11, Once: 9, Missing: 1},
 		"unacked": {Messages: 10, Rows: 11, Once: 10, Unacked: 1},
 		"empty":   {},
+		// The README: with the fence on, a paused write must be refused
+		// by the fence; one that ended as a timeout (or any other error)
+		// leaves the fence untested.
+		"paused write timed out": {Layers: allLayers(), Messages: 10, Rows: 11, Once: 10, Stalled: []string{"fence", "error"}},
+		"paused write deduped":   {Layers: allLayers(), Messages: 10, Rows: 11, Once: 10, Stalled: []string{"dedupe"}},
 	} {
-		if s.check() == nil {
+		if err := s.check(); err == nil {
 			t.Errorf("%s: check passed", name)
+		} else if strings.HasPrefix(name, "paused") && !strings.Contains(s.String(), "FAIL paused write") {
+			t.Errorf("%s: summary line %q does not say which paused write failed", name, s.String())
 		}
+	}
+	// Without the fence (a negative control) a paused write is what the
+	// other layers make of it.
+	nofence := summary{Layers: layers{Dedupe: true, Lease: true}, Messages: 10, Rows: 11, Once: 10, Stalled: []string{"dedupe"}}
+	if err := nofence.check(); err != nil {
+		t.Errorf("without the fence: %v", err)
+	}
+	fenced := summary{Layers: allLayers(), Messages: 10, Rows: 11, Once: 10, Stalled: []string{"fence"}}
+	if err := fenced.check(); err != nil {
+		t.Errorf("a paused write refused by the fence: %v", err)
 	}
 }

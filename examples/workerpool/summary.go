@@ -28,6 +28,10 @@ type summary struct {
 	// back).
 	Outcomes    map[string]int
 	StaleLanded int // writes of paused workers that landed (0 with the fence)
+	// Stalled is what became of each paused worker's write, by the
+	// outcome kinds above ("fence": refused by the fence, what the README
+	// promises with every layer on).
+	Stalled []string
 
 	Kills   int
 	Pauses  int
@@ -58,20 +62,29 @@ func (t tables) summarize(ctx context.Context, db *sql.DB) (summary, error) {
 }
 
 // check is the verdict: every message's effect applied exactly once and
-// every row acked.
+// every row acked, and, with the fence on, every paused worker's write
+// refused by the fence (not ended by a timeout or another error, which
+// would leave the fence untested).
 func (s summary) check() error {
-	if s.Once == s.Messages && s.Missing == 0 && s.Doubled == 0 && s.Unacked == 0 && s.Messages > 0 {
-		return nil
+	if s.Once != s.Messages || s.Missing != 0 || s.Doubled != 0 || s.Unacked != 0 || s.Messages == 0 {
+		return fmt.Errorf("not exactly once: %d of %d messages applied once, %d missing, %d applied more than once, %d rows not acked",
+			s.Once, s.Messages, s.Missing, s.Doubled, s.Unacked)
 	}
-	return fmt.Errorf("not exactly once: %d of %d messages applied once, %d missing, %d applied more than once, %d rows not acked",
-		s.Once, s.Messages, s.Missing, s.Doubled, s.Unacked)
+	if s.Layers.Fence {
+		for i, o := range s.Stalled {
+			if o != "fence" {
+				return fmt.Errorf("paused write %d of %d ended as %q, not refused by the fence", i+1, len(s.Stalled), o)
+			}
+		}
+	}
+	return nil
 }
 
 // String is the run's one summary line.
 func (s summary) String() string {
 	verdict := "OK exactly once"
-	if s.check() != nil {
-		verdict = "FAIL not exactly once"
+	if err := s.check(); err != nil {
+		verdict = "FAIL " + err.Error()
 	}
 	o := s.Outcomes
 	return fmt.Sprintf("workerpool: %s: %d of %d messages applied once (%d rows, %d duplicates; %d missing, %d doubled, %d rows unacked)"+

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -58,6 +59,12 @@ func runWorker(ctx context.Context, cfg workerConfig, stdin io.Reader, stdout, s
 		return fmt.Errorf("worker: %w", err)
 	}
 	pcfg.MaxConns = 8 // the claim, the lease, the effect's transaction, the notifier's LISTEN
+	// A worker stopped (SIGSTOP) or starved inside a transaction holds its
+	// row locks, and every other worker's write of those rows waits: the
+	// server ends a transaction left idle for longer than the visibility
+	// timeout, and a statement running longer than the effect's timeout.
+	pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(cfg.VT.Milliseconds(), 10)
+	pcfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(writeTimeout.Milliseconds(), 10)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)

@@ -126,8 +126,18 @@ func (b *Consul) KillStore() error {
 }
 
 // RestartStore implements StoreRestarter: every server, on its data folder
-// (the Raft log and snapshots: ModifyIndex, the token, carries on).
-func (b *Consul) RestartStore(ctx context.Context, _ bool) error {
+// (the Raft log and snapshots), or without it (wipe, F9b): the servers form
+// a new cluster, what a -dev agent's restart is (it keeps everything in
+// memory), so every entry, session and lock-delay is gone and the Raft
+// index starts again near zero.
+func (b *Consul) RestartStore(ctx context.Context, wipe bool) error {
+	if wipe {
+		for _, a := range b.c.Agents {
+			if err := wipeDir(a.Dir); err != nil {
+				return err
+			}
+		}
+	}
 	for i := range b.c.Agents {
 		if err := b.c.Restart(i); err != nil {
 			return err
@@ -135,6 +145,11 @@ func (b *Consul) RestartStore(ctx context.Context, _ bool) error {
 	}
 	return b.waitServing(ctx)
 }
+
+// WipeMeaningful implements Wiper: a Consul that loses its data is a -dev
+// agent restarted (the way most people first run Consul), or servers whose
+// data folders were lost.
+func (b *Consul) WipeMeaningful() bool { return true }
 
 // KillLeader implements LeaderKiller: the Raft leader, which is never the
 // front (see Consul).

@@ -96,8 +96,11 @@ func (b *Redis) StepClock(d time.Duration) error {
 }
 
 // wipeRedis deletes a stopped server's data files (its logs stay).
-func wipeRedis(r *testserver.Redis) error {
-	ents, err := os.ReadDir(r.Dir)
+func wipeRedis(r *testserver.Redis) error { return wipeDir(r.Dir) }
+
+// wipeDir deletes everything in a stopped server's folder but its logs.
+func wipeDir(dir string) error {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
@@ -105,7 +108,7 @@ func wipeRedis(r *testserver.Redis) error {
 		if strings.HasSuffix(e.Name(), ".log") {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(r.Dir, e.Name())); err != nil {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			return err
 		}
 	}

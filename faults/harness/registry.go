@@ -45,6 +45,8 @@ func NewBackend(name string) (Backend, error) {
 		return &Etcd{}, nil
 	case "consul":
 		return &Consul{}, nil
+	case "consul-dev": // not in BackendNames: see ConsulDev
+		return &ConsulDev{}, nil
 	case "zookeeper":
 		return &ZooKeeper{}, nil
 	case "s3":

@@ -1,0 +1,160 @@
+package consul_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
+)
+
+// tokenIn returns the token stored in a held entry's value.
+func tokenIn(t testing.TB, kv *api.KVPair) uint64 {
+	t.Helper()
+	var v struct {
+		Token uint64 `json:"token"`
+	}
+	if err := json.Unmarshal(kv.Value, &v); err != nil || v.Token == 0 {
+		t.Fatalf("entry %s: value %q has no token (%v)", kv.Key, kv.Value, err)
+	}
+	return v.Token
+}
+
+// restartEmpty kills agent i and starts it again: a dev agent comes back
+// without any of its state (entries, sessions, Raft log).
+func restartEmpty(t testing.TB, c *testserver.Consul, i int) {
+	t.Helper()
+	c.Kill(i)
+	if err := c.Restart(i); err != nil {
+		t.Fatalf("restart %s: %v", c.Agents[i].Name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.WaitServing(ctx); err != nil {
+		t.Fatalf("after restart: %v\n%s", err, c.Logs())
+	}
+}
+
+// agentSecondAfter waits until the agent's clock (its Date header, whole
+// seconds) is past the second of the token us (µs since 1970).
+func agentSecondAfter(t testing.TB, addr string, us uint64) {
+	t.Helper()
+	eventually(t, 30*time.Second, "agent's clock past the first grant's second", func() bool {
+		resp, err := http.Get("http://" + addr + "/v1/status/leader")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		d, err := http.ParseTime(resp.Header.Get("Date"))
+		return err == nil && uint64(d.Unix()) > us/1e6
+	})
+}
+
+// TestTokensAfterDataLoss: a dev agent restarted between two grants loses
+// every entry and starts its Raft index again near zero; the next grant's
+// token is still greater than every token before, from the store that
+// granted them (its highest token) and from a new store (the agent's
+// clock, once it is past the second of the last grant).
+func TestTokensAfterDataLoss(t *testing.T) {
+	c := testserver.NewConsul(t, testserver.ConsulOptions{})
+	st := newStore(t, c, 0)
+	k := uniqueKey(t, "k")
+	var last uint64
+	for range 3 {
+		g, err := st.Acquire(tctx(t), areq(k, time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Token <= last {
+			t.Fatalf("token %d after %d", g.Token, last)
+		}
+		last = g.Token
+		if err := st.Release(tctx(t), g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restartEmpty(t, c, 0)
+	if kv, _, err := consulClient(t, c, 0).KV().Get(st.KeyOf(k), nil); err != nil || kv != nil {
+		t.Fatalf("after the restart the entry is %+v, %v; want it gone", kv, err)
+	}
+	g, err := st.Acquire(tctx(t), areq(k, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Token <= last {
+		t.Fatalf("same store after the agent lost its data: token %d, not above %d", g.Token, last)
+	}
+	last = g.Token
+	_ = st.Release(tctx(t), g)
+
+	restartEmpty(t, c, 0)
+	agentSecondAfter(t, c.Agents[0].Addr(), last)
+	other := newStore(t, c, 0)
+	g, err = other.Acquire(tctx(t), areq(k, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Token <= last {
+		t.Fatalf("new store after the agent lost its data: token %d, not above %d", g.Token, last)
+	}
+	_ = other.Release(tctx(t), g)
+}
+
+// TestDevAgentRestartEndsLeases: OpenURL finds a -dev agent (SafeTokens
+// false, the caveat says what a restart allows); when the agent restarts,
+// every lease of the store, in every TTL class, ends with a cause naming
+// the data loss, and the keys can be acquired again.
+func TestDevAgentRestartEndsLeases(t *testing.T) {
+	c := testserver.NewConsul(t, testserver.ConsulOptions{})
+	st := newStore(t, c, 0)
+	if info := st.Info(); info.SafeTokens || !strings.Contains(info.TokenCaveat, "-dev agent") {
+		t.Fatalf("Info on a dev agent: %+v; want SafeTokens false and a caveat naming the -dev agent", info)
+	}
+	lc, err := leasehold.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	var leases []*leasehold.Lease
+	for i, ttl := range []time.Duration{time.Second, 3 * time.Second} {
+		l, err := lc.Acquire(tctx(t), uniqueKey(t, fmt.Sprint(i)), leasehold.AcquireOptions{TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+	}
+	restartEmpty(t, c, 0)
+	for _, l := range leases {
+		select {
+		case <-l.Context().Done():
+		case <-tctx(t).Done():
+			t.Fatalf("lease on %q still held after the dev agent restarted", l.Key())
+		}
+		cause := context.Cause(l.Context())
+		if !errors.Is(cause, leasehold.ErrNotHeld) || !strings.Contains(cause.Error(), "lost its data") {
+			t.Errorf("lease on %q ended with %v; want ErrNotHeld naming the data loss", l.Key(), cause)
+		}
+		t.Logf("%s: %v", l.Key(), cause)
+		if _, err := st.Renew(tctx(t), leasehold.Grant{Key: l.Key(), Owner: "x", Token: l.Token(), TTL: time.Second}); !errors.Is(err, leasehold.ErrNotHeld) {
+			t.Errorf("renew after the loss: %v", err)
+		}
+	}
+	for _, l := range leases {
+		l2, err := lc.Acquire(tctx(t), l.Key(), leasehold.AcquireOptions{TTL: time.Second})
+		if err != nil {
+			t.Fatalf("acquire %q after the restart: %v", l.Key(), err)
+		}
+		if l2.Token() <= l.Token() {
+			t.Errorf("token %d after %d", l2.Token(), l.Token())
+		}
+		_ = l2.Release(tctx(t))
+	}
+}
