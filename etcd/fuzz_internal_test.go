@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,7 +125,11 @@ func FuzzCheckURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		cfg, opts, err := parseURL(raw)
 		if err != nil {
-			if _, pw := userInfo(raw); len(pw) >= 4 && strings.Count(raw, pw) == 1 && strings.Contains(err.Error(), pw) {
+			// The password counts as shown only where the rest of the URL,
+			// quoted as the message quotes it, cannot spell it too ("\x80" + "00").
+			_, pw := userInfo(raw)
+			rest := strconv.Quote(strings.Replace(raw, pw, "", 1))
+			if len(pw) >= 4 && strings.Count(raw, pw) == 1 && !strings.Contains(rest, pw) && strings.Contains(err.Error(), pw) {
 				t.Fatalf("parseURL(%q): %q shows the password", raw, err)
 			}
 			return
