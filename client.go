@@ -158,6 +158,9 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 	if err := ValidateTTL(ttl, c.info); err != nil {
 		return AcquireRequest{}, err
 	}
+	if err := c.opts.checkInterval(ttl); err != nil {
+		return AcquireRequest{}, err
+	}
 	if hold := c.opts.HoldFor(ttl); hold <= c.opts.FirstRenewal(ttl) {
 		return AcquireRequest{}, fmt.Errorf("%w: TTL %s leaves %s after the drift allowance (rho %v, margin %s), not enough to renew at %s", ErrInvalidTTL, ttl, max(hold, 0), c.opts.Rho, c.opts.Margin, c.opts.FirstRenewal(ttl))
 	}
