@@ -150,11 +150,27 @@ func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Dura
 	if err != nil && ctx.Err() == nil {
 		switch context.Cause(wctx) {
 		case errWaitOver:
+			if !errors.Is(err, ErrHeld) && !errors.Is(err, ErrStore) {
+				// The wait ran out before any attempt was answered (a
+				// Wait shorter than a round trip): a wait makes at
+				// least one attempt.
+				return c.lastTry(ctx, req, attempts)
+			}
 			return Grant{}, time.Time{}, c.lastHolder(ctx, req.Key, err)
 		case errClientClosed:
 			return Grant{}, time.Time{}, errClientClosed
 		}
 	}
+	return g, sent, err
+}
+
+// lastTry makes the one attempt of a wait that ran out before any attempt
+// was answered, with a fresh owner id, on the caller's ctx.
+func (c *Client) lastTry(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+	req.Owner = NewOwnerID()
+	sent := c.opts.Clock.Now()
+	*attempts++
+	g, err := c.store.Acquire(ctx, req)
 	return g, sent, err
 }
 
