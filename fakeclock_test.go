@@ -12,6 +12,7 @@ import (
 type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
+	steps  []time.Duration // the latest advances, newest last
 	timers map[*fakeTimer]struct{}
 }
 
@@ -44,8 +45,32 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	c.steps = append(c.steps, d)
+	if len(c.steps) > 4 {
+		c.steps = c.steps[1:]
+	}
+	c.fire(0)
+}
+
+// Kick fires the timers that would be due had they been made before the
+// latest k advances. A caller that reads Now, and then makes a timer for
+// a time it computed from that reading, races with Advance: the timer is
+// late by the advance between the two calls, which a real clock would
+// have run through but a fake one never will.
+func (c *fakeClock) Kick(k int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var back time.Duration
+	for i := len(c.steps) - 1; i >= 0 && i >= len(c.steps)-k; i-- {
+		back += c.steps[i]
+	}
+	c.fire(back)
+}
+
+// fire fires the timers due by now+slack. c.mu must be held.
+func (c *fakeClock) fire(slack time.Duration) {
 	for t := range c.timers {
-		if !t.when.After(c.now) {
+		if !t.when.After(c.now.Add(slack)) {
 			t.ch <- c.now
 			delete(c.timers, t)
 		}
