@@ -25,6 +25,11 @@ type Client struct {
 	watches map[<-chan struct{}]*lostWatch // one per distinct Grant.Lost channel
 	closed  bool
 
+	// closing ends when Close begins; every waiting acquire's context
+	// derives from it (close.go).
+	closing    context.Context
+	endWaiters context.CancelCauseFunc
+
 	// The scheduler (sched.go), guarded by mu but for wake.
 	events    eventHeap
 	epoch     time.Time     // the heap's time origin: Clock.Now() at New
@@ -48,15 +53,18 @@ func New(store Store, opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	closing, endWaiters := context.WithCancelCause(context.Background())
 	return &Client{
-		store:   store,
-		info:    store.Info(),
-		opts:    o,
-		leases:  make(map[*Lease]struct{}),
-		groups:  make(map[time.Duration]*batchGroup),
-		watches: make(map[<-chan struct{}]*lostWatch),
-		wake:    make(chan struct{}, 1),
-		epoch:   o.Clock.Now(),
+		closing:    closing,
+		endWaiters: endWaiters,
+		store:      store,
+		info:       store.Info(),
+		opts:       o,
+		leases:     make(map[*Lease]struct{}),
+		groups:     make(map[time.Duration]*batchGroup),
+		watches:    make(map[<-chan struct{}]*lostWatch),
+		wake:       make(chan struct{}, 1),
+		epoch:      o.Clock.Now(),
 	}, nil
 }
 
@@ -75,8 +83,10 @@ var errWaitOver = errors.New("leasehold: wait ran out")
 // notification when it has one and otherwise retrying with capped
 // exponential backoff and full jitter; when the wait runs out it returns the
 // last *HeldError (or, if the store kept failing, the last *StoreError:
-// store failures are retried while waiting). If ctx ends first it returns ctx's error
-// (context.Canceled or context.DeadlineExceeded, with its cause).
+// store failures are retried while waiting, but not a closed store's). If
+// ctx ends first it returns ctx's error (context.Canceled or
+// context.DeadlineExceeded, with its cause); if the client is closed
+// first, an error matching ErrClosed.
 //
 // The lease's context derives from ctx's values but not its cancellation:
 // ctx bounds the acquire only. Release the lease, or use Do.
@@ -134,16 +144,33 @@ func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, att
 
 // waitFor waits up to wait (or forever) for req to be granted.
 func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Duration, attempts *int) (Grant, time.Time, error) {
-	wctx := ctx
-	if wait != WaitForever {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeoutCause(ctx, wait, errWaitOver)
-		defer cancel()
-	}
+	wctx, cancel := c.waitContext(ctx, wait)
+	defer cancel()
 	g, sent, err := c.wait(wctx, req, attempts)
-	if err != nil && ctx.Err() == nil && context.Cause(wctx) == errWaitOver {
-		return Grant{}, time.Time{}, c.lastHolder(ctx, req.Key, err)
+	if err != nil && ctx.Err() == nil {
+		switch context.Cause(wctx) {
+		case errWaitOver:
+			if !errors.Is(err, ErrHeld) && !errors.Is(err, ErrStore) {
+				// The wait ran out before any attempt was answered (a
+				// Wait shorter than a round trip): a wait makes at
+				// least one attempt.
+				return c.lastTry(ctx, req, attempts)
+			}
+			return Grant{}, time.Time{}, c.lastHolder(ctx, req.Key, err)
+		case errClientClosed:
+			return Grant{}, time.Time{}, errClientClosed
+		}
 	}
+	return g, sent, err
+}
+
+// lastTry makes the one attempt of a wait that ran out before any attempt
+// was answered, with a fresh owner id, on the caller's ctx.
+func (c *Client) lastTry(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+	req.Owner = NewOwnerID()
+	sent := c.opts.Clock.Now()
+	*attempts++
+	g, err := c.store.Acquire(ctx, req)
 	return g, sent, err
 }
 
@@ -156,6 +183,9 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 		ttl = c.opts.TTL
 	}
 	if err := ValidateTTL(ttl, c.info); err != nil {
+		return AcquireRequest{}, err
+	}
+	if err := c.opts.checkInterval(ttl); err != nil {
 		return AcquireRequest{}, err
 	}
 	if hold := c.opts.HoldFor(ttl); hold <= c.opts.FirstRenewal(ttl) {
@@ -261,9 +291,10 @@ func (c *Client) acquireQueued(ctx context.Context, w Waiter, req AcquireRequest
 }
 
 // retryable reports whether a waiting acquire tries again after err: the
-// key was held, or the store failed.
+// key was held, or the store failed, but not because it was closed (a
+// closed store fails every later call alike).
 func retryable(err error) bool {
-	return errors.Is(err, ErrHeld) || errors.Is(err, ErrStore)
+	return (errors.Is(err, ErrHeld) || errors.Is(err, ErrStore)) && !errors.Is(err, ErrClosed)
 }
 
 // pause sleeps d, or less: it returns woken when wake fires first (a
@@ -324,15 +355,6 @@ func (c *Client) lastHolder(ctx context.Context, key string, err error) error {
 	}
 }
 
-func (c *Client) checkOpen() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return ErrClosed
-	}
-	return nil
-}
-
 // Do acquires key (waiting as opts says), runs fn with a context that ends
 // when ctx ends or the lease is lost (and carries the lease's fencing token
 // for fence.TokenFrom and fence.RoundTripper), and releases the lease on every path,
@@ -357,34 +379,4 @@ func (c *Client) Do(ctx context.Context, key string, opts AcquireOptions, fn fun
 		}
 	}()
 	return fn(runCtx, l)
-}
-
-// Close releases every lease the client still holds and stops its
-// goroutines: it waits for the scheduler to stop and for the background
-// releases of lost leases (each bounded by ReleaseTimeout). Later acquires
-// fail with ErrClosed. It does not close the store.
-func (c *Client) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	ls := make([]*Lease, 0, len(c.leases))
-	for l := range c.leases {
-		ls = append(ls, l)
-	}
-	c.mu.Unlock()
-	var errs []error
-	for _, l := range ls {
-		if err := l.Release(context.Background()); err != nil && !errors.Is(err, ErrLost) {
-			errs = append(errs, err)
-		}
-	}
-	c.mu.Lock()
-	done := c.loopDone
-	looping := c.looping
-	c.poke() // a loop lingering over an empty heap exits now
-	c.mu.Unlock()
-	if looping {
-		<-done
-	}
-	c.bg.Wait()
-	return errors.Join(errs...)
 }

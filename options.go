@@ -1,9 +1,6 @@
 package leasehold
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Defaults used when the corresponding Options field is zero.
 const (
@@ -16,7 +13,7 @@ const (
 // Options configure a Client. The zero value means the documented defaults.
 type Options struct {
 	// TTL is the lease duration when AcquireOptions.TTL is zero.
-	// Default DefaultTTL (15 s).
+	// Default DefaultTTL (15 s); at most MaxTTL.
 	TTL time.Duration
 	// Label names this holder to others (in HeldError and Holder).
 	// Default DefaultLabel() ("host:pid").
@@ -24,19 +21,22 @@ type Options struct {
 	// Rho bounds the rate error between the holder's clock and the
 	// store's: the holder's deadline is t_send + TTL*(1-Rho) - Margin.
 	// Zero means DefaultRho (1%), so no drift at all cannot be asked for;
-	// any other value must be in (0, 0.5).
+	// any other value must be in (0, 0.5). NaN and ±Inf are refused, as
+	// they are for every float option.
 	Rho float64
 	// Margin is subtracted from every deadline. Zero means DefaultMargin
-	// (5 ms); it cannot be negative.
+	// (5 ms); it cannot be negative or above MaxTTL.
 	Margin time.Duration
 	// RenewFraction is the part of the TTL between renewals, jittered by
-	// 10%. Default 1/3. Must be in (0, 0.5]: a renewal must leave the
+	// 10%. Default 1/3. Must be in [0.01, 0.5]: at most a hundred
+	// renewals per TTL, and a renewal must leave the
 	// holder at least as long to retry as it waited to renew, and an
 	// acquire is refused when the latest jittered renewal would not come
 	// before the holder's deadline.
 	RenewFraction float64
 	// ReleaseTimeout bounds a release, which runs on a context detached
-	// from the caller's. Default DefaultReleaseTimeout (5 s).
+	// from the caller's. Default DefaultReleaseTimeout (5 s); negative is
+	// refused.
 	ReleaseTimeout time.Duration
 	// Backoff paces acquire retries while waiting and renew retries after
 	// a failure. Default ExpBackoff{} (10 ms doubling to 1 s, full jitter).
@@ -89,22 +89,13 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Rho == 0 {
 		o.Rho = DefaultRho
 	}
-	if o.Rho < 0 || o.Rho >= 0.5 {
-		return o, fmt.Errorf("leasehold: Options.Rho %v is outside [0, 0.5)", o.Rho)
-	}
 	if o.Margin == 0 {
 		o.Margin = DefaultMargin
-	}
-	if o.Margin < 0 {
-		return o, fmt.Errorf("leasehold: Options.Margin %s is negative", o.Margin)
 	}
 	if o.RenewFraction == 0 {
 		o.RenewFraction = 1.0 / 3
 	}
-	if o.RenewFraction <= 0 || o.RenewFraction > maxRenewFraction {
-		return o, fmt.Errorf("leasehold: Options.RenewFraction %v is outside (0, %v]: renewals would come too late to retry before the deadline", o.RenewFraction, maxRenewFraction)
-	}
-	if o.ReleaseTimeout <= 0 {
+	if o.ReleaseTimeout == 0 {
 		o.ReleaseTimeout = DefaultReleaseTimeout
 	}
 	if o.Backoff == nil {
@@ -113,12 +104,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Clock == nil {
 		o.Clock = SystemClock()
 	}
-	return o, nil
+	return o, o.validate()
 }
-
-// maxRenewFraction is the largest RenewFraction: a renewal at half the TTL
-// leaves about as long again for its retries.
-const maxRenewFraction = 0.5
 
 // renewJitter is the relative jitter of the renew interval.
 const renewJitter = 0.1

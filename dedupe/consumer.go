@@ -56,7 +56,7 @@ type Consumer struct {
 	// MarkTimeout bounds the mark after successful work, which runs even
 	// if the caller's context has ended meanwhile (the work's effect is
 	// made; only the mark keeps a redelivery from repeating it). 0 means
-	// 5 seconds.
+	// 5 seconds; negative is refused.
 	MarkTimeout time.Duration
 }
 
@@ -85,6 +85,10 @@ type Consumer struct {
 func (c *Consumer) Handle(ctx context.Context, id string, work func(ctx context.Context, l *leasehold.Lease) error) (Result, error) {
 	if c.Client == nil || c.Record == nil {
 		return Failed, errors.New("dedupe: Consumer needs a Client and a Record")
+	}
+	if c.MarkTimeout < 0 {
+		// The mark would fail after the work had run.
+		return Failed, fmt.Errorf("dedupe: Consumer.MarkTimeout %s is negative", c.MarkTimeout)
 	}
 	if err := ValidateID(id); err != nil {
 		return Failed, err

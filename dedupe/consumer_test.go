@@ -301,3 +301,19 @@ func TestHandleWorkContextCarriesTheFencingToken(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A negative MarkTimeout made the mark fail after the work had run, so a
+// redelivery would run the work again; it is refused before any work.
+func TestHandleRefusesNegativeMarkTimeout(t *testing.T) {
+	var rec dedupe.Memory
+	c := newConsumer(t, memory.New(nil), &rec, leasehold.AcquireOptions{TTL: time.Minute})
+	c.MarkTimeout = -time.Second
+	ran := false
+	res, err := c.Handle(context.Background(), "order-1", func(context.Context, *leasehold.Lease) error {
+		ran = true
+		return nil
+	})
+	if ran || res != dedupe.Failed || err == nil || !strings.Contains(err.Error(), "MarkTimeout") {
+		t.Fatalf("Handle with MarkTimeout -1s: ran %v, %v, %v; want no run, Failed, an error naming MarkTimeout", ran, res, err)
+	}
+}

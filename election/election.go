@@ -45,8 +45,13 @@ func New(c *leasehold.Client, key string, opts *Options) (*Election, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.TTL < 0 || o.PollInterval < 0 || o.Backoff < 0 {
-		return nil, fmt.Errorf("election: negative duration in options %+v", o)
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"TTL", o.TTL}, {"PollInterval", o.PollInterval}, {"Backoff", o.Backoff}} {
+		if f.d < 0 || f.d > leasehold.MaxTTL {
+			return nil, fmt.Errorf("election: Options.%s %s is outside [0, %s]", f.name, f.d, leasehold.MaxTTL)
+		}
 	}
 	if o.TTL == 0 {
 		o.TTL = c.Options().TTL

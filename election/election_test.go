@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,8 +52,21 @@ func TestNewRefusesBadInput(t *testing.T) {
 	if _, err := election.New(c, "", nil); !errors.Is(err, leasehold.ErrInvalidKey) {
 		t.Errorf("empty key: %v", err)
 	}
-	if _, err := election.New(c, "k", &election.Options{PollInterval: -time.Second}); err == nil {
-		t.Error("a negative poll interval was accepted")
+	for _, tc := range []struct {
+		field string
+		opts  election.Options
+	}{
+		{"PollInterval", election.Options{PollInterval: -time.Second}},
+		{"TTL", election.Options{TTL: -1}},
+		{"TTL", election.Options{TTL: leasehold.MaxTTL + 1}},
+		// Backoff MaxInt64 made Run's random backoff panic.
+		{"Backoff", election.Options{Backoff: math.MaxInt64}},
+		{"Backoff", election.Options{Backoff: math.MinInt64}},
+		{"PollInterval", election.Options{PollInterval: math.MaxInt64}},
+	} {
+		if _, err := election.New(c, "k", &tc.opts); err == nil || !strings.Contains(err.Error(), "Options."+tc.field) {
+			t.Errorf("%+v: got %v, want an error naming Options.%s", tc.opts, err, tc.field)
+		}
 	}
 }
 

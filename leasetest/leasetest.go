@@ -100,6 +100,8 @@ func Run(t *testing.T, cfg Config) {
 		{"rule13_waiter_gets_key_after_release", s.waiterWakes},
 		{"rule13_waiters_on_a_hot_key_hold_across_renewals", s.hotKeyWaiters},
 		{"rule14_waiter_that_gives_up_gets_held_error", s.waiterGivesUp},
+		{"rule14_closed_store_ends_waiting_acquire", s.closedStoreEndsWaiter},
+		{"rule14_client_close_ends_waiting_acquire_with_err_closed", s.clientCloseEndsWaiter},
 		{"cancellation_honoured_everywhere", s.cancellation},
 		{"election_one_leader_at_a_time_epochs_increase", s.electionOneLeader},
 		{"election_observer_sees_each_leader_and_store_loss", s.electionObserver},

@@ -1,0 +1,70 @@
+package leasehold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// errClientClosed is the cause of a waiting acquire's context when Close
+// ended it, and that acquire's error.
+var errClientClosed = fmt.Errorf("%w: the client was closed while the acquire waited", ErrClosed)
+
+// waitContext is the context of an acquire that waits up to wait (or
+// forever): it ends with ctx, when the wait runs out (cause errWaitOver),
+// or when Close begins (cause errClientClosed).
+func (c *Client) waitContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	cctx, cancelClosed := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.closing, func() { cancelClosed(errClientClosed) })
+	wctx, cancelWait := cctx, context.CancelFunc(func() {})
+	if wait != WaitForever {
+		wctx, cancelWait = context.WithTimeoutCause(cctx, wait, errWaitOver)
+	}
+	return wctx, func() {
+		stop()
+		cancelWait()
+		cancelClosed(nil)
+	}
+}
+
+func (c *Client) checkOpen() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close ends every acquire still waiting (each returns an error matching
+// ErrClosed), releases every lease the client still holds and stops its
+// goroutines: it waits for the scheduler to stop and for the background
+// releases of lost leases (each bounded by ReleaseTimeout). Later acquires
+// fail with ErrClosed. It does not close the store.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	ls := make([]*Lease, 0, len(c.leases))
+	for l := range c.leases {
+		ls = append(ls, l)
+	}
+	c.mu.Unlock()
+	c.endWaiters(ErrClosed)
+	var errs []error
+	for _, l := range ls {
+		if err := l.Release(context.Background()); err != nil && !errors.Is(err, ErrLost) {
+			errs = append(errs, err)
+		}
+	}
+	c.mu.Lock()
+	done := c.loopDone
+	looping := c.looping
+	c.poke() // a loop lingering over an empty heap exits now
+	c.mu.Unlock()
+	if looping {
+		<-done
+	}
+	c.bg.Wait()
+	return errors.Join(errs...)
+}
