@@ -70,11 +70,11 @@ func checkAcquire(t *testing.T, c *leasehold.Client, clock *fakeClock, ao leaseh
 	}
 }
 
-// FuzzValidateKey: a key is accepted exactly when it is 1 to MaxKeyLen
+// FuzzAcquireKey: a key is accepted exactly when it is 1 to MaxKeyLen
 // bytes of UTF-8 without control characters; an accepted key round-trips
 // through a store; a refused one matches ErrInvalidKey in ValidateKey, the
 // store's entry check and the client.
-func FuzzValidateKey(f *testing.F) {
+func FuzzAcquireKey(f *testing.F) {
 	for _, s := range []string{"k", "", "a\x00b", "a\nb", "\x7f", "\u0085", "\u00a0", "\xff\xfe", "日本語/キー",
 		strings.Repeat("k", leasehold.MaxKeyLen), strings.Repeat("k", leasehold.MaxKeyLen+1), "../../etc/passwd", "a b"} {
 		f.Add(s)
