@@ -86,8 +86,9 @@ func FuzzQuoteTable(f *testing.F) {
 		}
 		parts := strings.Split(q, ".")
 		for i, p := range parts {
-			inner, ok := strings.CutPrefix(p, mark)
-			if inner, ok = strings.CutSuffix(inner, mark); !ok || strings.Contains(inner, mark) || !identifierRE.MatchString(inner) {
+			inner, opened := strings.CutPrefix(p, mark)
+			inner, closed := strings.CutSuffix(inner, mark)
+			if !opened || !closed || strings.Contains(inner, mark) || !identifierRE.MatchString(inner) {
 				t.Fatalf("QuoteTable(%q) = %q: part %d %q is not one quoted identifier", name, q, i, p)
 			}
 			parts[i] = inner
