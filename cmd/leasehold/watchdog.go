@@ -267,16 +267,31 @@ func (g *guard) standDown() {
 const watchdogHeard = time.Second
 
 // awaitWatchdog, when left (the time to the deadline) is not positive,
-// waits up to watchdogHeard for the watchdog's report that it killed the
-// group, so that run says what happened rather than "stopping the command"
-// for a command the watchdog has already stopped.
+// kills the group at once: past the deadline the store's expiry is at most
+// the drift margin away, and the command must not outlive it, whatever the
+// watchdog did. Only then does it wait up to watchdogHeard for the
+// watchdog's report, so that run says what happened (the watchdog stopped
+// the command) rather than "stopping the command".
 func (g *guard) awaitWatchdog(left time.Duration) {
 	if left > 0 || g.stopping {
 		return
 	}
-	t := time.NewTimer(watchdogHeard)
+	g.c.signal(syscall.SIGKILL) // first: the message may wait, the kill may not
+	g.hearWatchdog(watchdogHeard)
+	if !g.stopping {
+		g.stopping = true
+		g.killAt = g.deadline
+		fmt.Fprintf(g.a.stderr, "leasehold %s: the lease's deadline passed while leasehold was stopped or starved; sent SIGKILL to the command's process group\n", g.f.name)
+	}
+	g.killed = true // by the SIGKILL above
+}
+
+// hearWatchdog takes in the watchdog's reports until one says it stopped
+// the command, its pipe closes, or wait passes.
+func (g *guard) hearWatchdog(wait time.Duration) {
+	t := time.NewTimer(wait)
 	defer t.Stop()
-	for !g.killed && g.wd.events != nil {
+	for !g.stopping && g.wd.events != nil {
 		select {
 		case e, ok := <-g.wd.events:
 			switch {
