@@ -40,6 +40,10 @@ type Client struct {
 	wake      chan struct{} // pokes it to look at the heap again
 
 	bg sync.WaitGroup // the releases of lost leases
+
+	// acquiring counts the acquires and claims past their open check that
+	// have not yet returned; Close waits for them (close.go).
+	acquiring sync.WaitGroup
 }
 
 // New returns a client over store. A nil opts means the defaults. It
@@ -95,11 +99,14 @@ func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (
 	if c.opts.Observer != nil {
 		called = c.opts.Clock.Now()
 	}
-	attempts := 0
-	req, g, sent, err := c.grant(ctx, key, opts, &attempts)
+	attempts, entered := 0, false
+	req, g, sent, err := c.grant(ctx, key, opts, &attempts, &entered)
 	var l *Lease
 	if err == nil {
 		l, err = c.start(ctx, g, sent, req.TTL)
+	}
+	if entered {
+		c.acquiring.Done() // before the observer, which may call Close
 	}
 	c.observeAcquire(key, g.Token, called, attempts, false, err)
 	return l, err
@@ -120,14 +127,17 @@ func (c *Client) observeAcquire(key string, token uint64, called time.Time, atte
 
 // grant obtains a grant of key from the store as Acquire describes, with
 // the request it answers and the time its successful attempt was sent; it
-// counts the store attempts in *attempts.
-func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, attempts *int) (AcquireRequest, Grant, time.Time, error) {
+// counts the store attempts in *attempts. It sets *entered when it counted
+// the acquire in c.acquiring; the caller then calls c.acquiring.Done once
+// it has started (or released) the grant.
+func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, attempts *int, entered *bool) (AcquireRequest, Grant, time.Time, error) {
 	req, err := c.request(key, opts)
 	if err == nil && opts.Wait < 0 {
 		err = fmt.Errorf("%w: wait %s is negative", ErrInvalidWait, opts.Wait)
 	}
 	if err == nil {
-		err = c.checkOpen()
+		err = c.enter()
+		*entered = err == nil
 	}
 	if err != nil {
 		return req, Grant{}, time.Time{}, err
