@@ -156,11 +156,12 @@ func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, att
 func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Duration, attempts *int) (Grant, time.Time, error) {
 	wctx, cancel := c.waitContext(ctx, wait)
 	defer cancel()
-	g, sent, err := c.wait(wctx, req, attempts)
+	answered := false
+	g, sent, err := c.wait(wctx, req, attempts, &answered)
 	if err != nil && ctx.Err() == nil {
 		switch context.Cause(wctx) {
 		case errWaitOver:
-			if !errors.Is(err, ErrHeld) && !errors.Is(err, ErrStore) {
+			if !answered {
 				// The wait ran out before any attempt was answered (a
 				// Wait shorter than a round trip): a wait makes at
 				// least one attempt.
@@ -171,16 +172,6 @@ func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Dura
 			return Grant{}, time.Time{}, errClientClosed
 		}
 	}
-	return g, sent, err
-}
-
-// lastTry makes the one attempt of a wait that ran out before any attempt
-// was answered, with a fresh owner id, on the caller's ctx.
-func (c *Client) lastTry(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
-	req.Owner = NewOwnerID()
-	sent := c.opts.Clock.Now()
-	*attempts++
-	g, err := c.store.Acquire(ctx, req)
 	return g, sent, err
 }
 
@@ -207,10 +198,12 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 // wait retries req until it is granted or ctx ends. Every store attempt
 // carries a fresh owner id: an attempt whose answer was lost may still be
 // applied, or cleaned up by the store, after a later attempt has won, and a
-// clean-up that matches the owner must never reach the later grant.
-func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+// clean-up that matches the owner must never reach the later grant. It
+// sets *answered once an attempt got the store's answer (not merely its
+// context's end).
+func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int, answered *bool) (Grant, time.Time, error) {
 	if w, ok := c.store.(Waiter); ok {
-		return c.waitQueued(ctx, w, req, attempts)
+		return c.waitQueued(ctx, w, req, attempts, answered)
 	}
 	var wake <-chan struct{}
 	if n, ok := c.store.(Notifier); ok {
@@ -236,7 +229,7 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int) (G
 			// The attempt was cut short by the context.
 			return Grant{}, time.Time{}, c.waitEnded(ctx, cmp.Or(last, err))
 		}
-		last = err
+		last, *answered = err, true
 		// Held: wait for it. A store failure (a restart, a reset
 		// connection) is retried the same way until the wait ends; any
 		// other error is final.
@@ -255,11 +248,17 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int) (G
 
 // waitQueued waits on a store that queues waiters itself. A store failure
 // while queued (a leader election, a broken connection) is retried with a
-// fresh owner id until the wait ends, as the polling loop retries it.
-func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+// fresh owner id until the wait ends, as the polling loop retries it. A
+// queued attempt made before the wait ran out counts as answered: the
+// store queued it for the whole wait (a queue's AcquireWait may end with a
+// bare context error when its turn did not come).
+func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest, attempts *int, answered *bool) (Grant, time.Time, error) {
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			req.Owner = NewOwnerID()
+		}
+		if ctx.Err() == nil {
+			*answered = true
 		}
 		*attempts++
 		g, sent, err := c.acquireQueued(ctx, w, req)

@@ -28,6 +28,23 @@ func (c *Client) waitContext(ctx context.Context, wait time.Duration) (context.C
 	}
 }
 
+// lastTry makes the one attempt of a wait that ran out before any attempt
+// was answered, with a fresh owner id, on the caller's ctx, ended by Close
+// too and bounded by the hold time of req's TTL (a later grant would
+// arrive after the holder's deadline anyway).
+func (c *Client) lastTry(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+	tctx, cancel := c.waitContext(ctx, c.opts.HoldFor(req.TTL))
+	defer cancel()
+	req.Owner = NewOwnerID()
+	sent := c.opts.Clock.Now()
+	*attempts++
+	g, err := c.store.Acquire(tctx, req)
+	if err != nil && ctx.Err() == nil && context.Cause(tctx) == errClientClosed {
+		err = errClientClosed
+	}
+	return g, sent, err
+}
+
 // enter counts an acquire in c.acquiring unless the client is closed. The
 // check and the count share mu with Close's setting of closed, so no
 // acquire is counted after Close began to wait for them.
