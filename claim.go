@@ -32,8 +32,11 @@ func (c *Client) Claim(ctx context.Context, key string, opts AcquireOptions) (Gr
 	if c.opts.Observer != nil {
 		called = c.opts.Clock.Now()
 	}
-	attempts := 0
-	_, g, _, err := c.grant(ctx, key, opts, &attempts)
+	attempts, entered := 0, false
+	_, g, _, err := c.grant(ctx, key, opts, &attempts, &entered)
+	if entered {
+		c.acquiring.Done()
+	}
 	c.observeAcquire(key, g.Token, called, attempts, true, err)
 	return g, err
 }

@@ -40,6 +40,10 @@ type Client struct {
 	wake      chan struct{} // pokes it to look at the heap again
 
 	bg sync.WaitGroup // the releases of lost leases
+
+	// acquiring counts the acquires and claims past their open check that
+	// have not yet returned; Close waits for them (close.go).
+	acquiring sync.WaitGroup
 }
 
 // New returns a client over store. A nil opts means the defaults. It
@@ -95,11 +99,14 @@ func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (
 	if c.opts.Observer != nil {
 		called = c.opts.Clock.Now()
 	}
-	attempts := 0
-	req, g, sent, err := c.grant(ctx, key, opts, &attempts)
+	attempts, entered := 0, false
+	req, g, sent, err := c.grant(ctx, key, opts, &attempts, &entered)
 	var l *Lease
 	if err == nil {
 		l, err = c.start(ctx, g, sent, req.TTL)
+	}
+	if entered {
+		c.acquiring.Done() // before the observer, which may call Close
 	}
 	c.observeAcquire(key, g.Token, called, attempts, false, err)
 	return l, err
@@ -120,14 +127,17 @@ func (c *Client) observeAcquire(key string, token uint64, called time.Time, atte
 
 // grant obtains a grant of key from the store as Acquire describes, with
 // the request it answers and the time its successful attempt was sent; it
-// counts the store attempts in *attempts.
-func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, attempts *int) (AcquireRequest, Grant, time.Time, error) {
+// counts the store attempts in *attempts. It sets *entered when it counted
+// the acquire in c.acquiring; the caller then calls c.acquiring.Done once
+// it has started (or released) the grant.
+func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, attempts *int, entered *bool) (AcquireRequest, Grant, time.Time, error) {
 	req, err := c.request(key, opts)
 	if err == nil && opts.Wait < 0 {
 		err = fmt.Errorf("%w: wait %s is negative", ErrInvalidWait, opts.Wait)
 	}
 	if err == nil {
-		err = c.checkOpen()
+		err = c.enter()
+		*entered = err == nil
 	}
 	if err != nil {
 		return req, Grant{}, time.Time{}, err
@@ -146,11 +156,12 @@ func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, att
 func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Duration, attempts *int) (Grant, time.Time, error) {
 	wctx, cancel := c.waitContext(ctx, wait)
 	defer cancel()
-	g, sent, err := c.wait(wctx, req, attempts)
+	answered := false
+	g, sent, err := c.wait(wctx, req, attempts, &answered)
 	if err != nil && ctx.Err() == nil {
 		switch context.Cause(wctx) {
 		case errWaitOver:
-			if !errors.Is(err, ErrHeld) && !errors.Is(err, ErrStore) {
+			if !answered {
 				// The wait ran out before any attempt was answered (a
 				// Wait shorter than a round trip): a wait makes at
 				// least one attempt.
@@ -161,16 +172,6 @@ func (c *Client) waitFor(ctx context.Context, req AcquireRequest, wait time.Dura
 			return Grant{}, time.Time{}, errClientClosed
 		}
 	}
-	return g, sent, err
-}
-
-// lastTry makes the one attempt of a wait that ran out before any attempt
-// was answered, with a fresh owner id, on the caller's ctx.
-func (c *Client) lastTry(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
-	req.Owner = NewOwnerID()
-	sent := c.opts.Clock.Now()
-	*attempts++
-	g, err := c.store.Acquire(ctx, req)
 	return g, sent, err
 }
 
@@ -197,10 +198,12 @@ func (c *Client) request(key string, opts AcquireOptions) (AcquireRequest, error
 // wait retries req until it is granted or ctx ends. Every store attempt
 // carries a fresh owner id: an attempt whose answer was lost may still be
 // applied, or cleaned up by the store, after a later attempt has won, and a
-// clean-up that matches the owner must never reach the later grant.
-func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+// clean-up that matches the owner must never reach the later grant. It
+// sets *answered once an attempt got the store's answer (not merely its
+// context's end).
+func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int, answered *bool) (Grant, time.Time, error) {
 	if w, ok := c.store.(Waiter); ok {
-		return c.waitQueued(ctx, w, req, attempts)
+		return c.waitQueued(ctx, w, req, attempts, answered)
 	}
 	var wake <-chan struct{}
 	if n, ok := c.store.(Notifier); ok {
@@ -226,7 +229,7 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int) (G
 			// The attempt was cut short by the context.
 			return Grant{}, time.Time{}, c.waitEnded(ctx, cmp.Or(last, err))
 		}
-		last = err
+		last, *answered = err, true
 		// Held: wait for it. A store failure (a restart, a reset
 		// connection) is retried the same way until the wait ends; any
 		// other error is final.
@@ -245,11 +248,17 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int) (G
 
 // waitQueued waits on a store that queues waiters itself. A store failure
 // while queued (a leader election, a broken connection) is retried with a
-// fresh owner id until the wait ends, as the polling loop retries it.
-func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+// fresh owner id until the wait ends, as the polling loop retries it. A
+// queued attempt made before the wait ran out counts as answered: the
+// store queued it for the whole wait (a queue's AcquireWait may end with a
+// bare context error when its turn did not come).
+func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest, attempts *int, answered *bool) (Grant, time.Time, error) {
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			req.Owner = NewOwnerID()
+		}
+		if ctx.Err() == nil {
+			*answered = true
 		}
 		*attempts++
 		g, sent, err := c.acquireQueued(ctx, w, req)

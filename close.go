@@ -28,17 +28,39 @@ func (c *Client) waitContext(ctx context.Context, wait time.Duration) (context.C
 	}
 }
 
-func (c *Client) checkOpen() error {
+// lastTry makes the one attempt of a wait that ran out before any attempt
+// was answered, with a fresh owner id, on the caller's ctx, ended by Close
+// too and bounded by the hold time of req's TTL (a later grant would
+// arrive after the holder's deadline anyway).
+func (c *Client) lastTry(ctx context.Context, req AcquireRequest, attempts *int) (Grant, time.Time, error) {
+	tctx, cancel := c.waitContext(ctx, c.opts.HoldFor(req.TTL))
+	defer cancel()
+	req.Owner = NewOwnerID()
+	sent := c.opts.Clock.Now()
+	*attempts++
+	g, err := c.store.Acquire(tctx, req)
+	if err != nil && ctx.Err() == nil && context.Cause(tctx) == errClientClosed {
+		err = errClientClosed
+	}
+	return g, sent, err
+}
+
+// enter counts an acquire in c.acquiring unless the client is closed. The
+// check and the count share mu with Close's setting of closed, so no
+// acquire is counted after Close began to wait for them.
+func (c *Client) enter() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return ErrClosed
 	}
+	c.acquiring.Add(1)
 	return nil
 }
 
 // Close ends every acquire still waiting (each returns an error matching
-// ErrClosed), releases every lease the client still holds and stops its
+// ErrClosed) and waits for every acquire in flight to return (a grant
+// that arrives now is released), releases every lease the client still holds and stops its
 // goroutines: it waits for the scheduler to stop and for the background
 // releases of lost leases (each bounded by ReleaseTimeout). Later acquires
 // fail with ErrClosed. It does not close the store.
@@ -51,6 +73,10 @@ func (c *Client) Close() error {
 	}
 	c.mu.Unlock()
 	c.endWaiters(ErrClosed)
+	// A waiter whose grant arrived as the close began releases it (start
+	// sees closed): wait for that, so no acquire of this client runs, and
+	// no grant it got is still held, once Close returns.
+	c.acquiring.Wait()
 	var errs []error
 	for _, l := range ls {
 		if err := l.Release(context.Background()); err != nil && !errors.Is(err, ErrLost) {

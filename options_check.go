@@ -34,7 +34,7 @@ func (o Options) validate() error {
 	case !(o.Rho > 0 && o.Rho < maxRho):
 		return fmt.Errorf("leasehold: Options.Rho %v is outside (0, %v)", o.Rho, maxRho)
 	case o.Margin < 0 || o.Margin > MaxTTL:
-		return fmt.Errorf("leasehold: Options.Margin %s is outside (0, %s]", o.Margin, MaxTTL)
+		return fmt.Errorf("leasehold: Options.Margin %s is outside [0, %s] (zero means DefaultMargin)", o.Margin, MaxTTL)
 	case !(o.RenewFraction >= minRenewFraction && o.RenewFraction <= maxRenewFraction):
 		return fmt.Errorf("leasehold: Options.RenewFraction %v is outside [%v, %v]: renewals would come too late to retry before the deadline, or in a loop", o.RenewFraction, minRenewFraction, maxRenewFraction)
 	case o.ReleaseTimeout < 0:

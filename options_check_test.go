@@ -110,3 +110,24 @@ func TestNaNRhoNeverYieldsTwoHolders(t *testing.T) {
 		_ = l.Release(context.Background())
 	}
 }
+
+// TestMarginRefusalNamesRange: the refusal of a Margin gives its range as
+// [0, MaxTTL], zero being allowed (it means DefaultMargin).
+func TestMarginRefusalNamesRange(t *testing.T) {
+	st := memory.New(nil)
+	defer st.Close()
+	for _, m := range []time.Duration{-1, leasehold.MaxTTL + 1} {
+		_, err := leasehold.New(st, &leasehold.Options{Margin: m})
+		if err == nil || !strings.Contains(err.Error(), "outside [0, ") {
+			t.Errorf("Margin %s: %v, want a refusal naming the range [0, MaxTTL]", m, err)
+		}
+	}
+	c, err := leasehold.New(st, &leasehold.Options{Margin: 0})
+	if err != nil {
+		t.Fatalf("Margin 0: %v, want DefaultMargin", err)
+	}
+	defer c.Close()
+	if got := c.Options().Margin; got != leasehold.DefaultMargin {
+		t.Errorf("Margin 0 became %s, want DefaultMargin", got)
+	}
+}

@@ -39,7 +39,7 @@ func FuzzOptions(f *testing.F) {
 		}
 		defer c.Close()
 		got := c.Options()
-		if !(got.Rho > 0 && got.Rho < 0.5) || !(got.RenewFraction > 0 && got.RenewFraction <= 0.5) ||
+		if !(got.Rho > 0 && got.Rho < 0.5) || !(got.RenewFraction >= 0.01 && got.RenewFraction <= 0.5) ||
 			got.TTL <= 0 || got.TTL > leasehold.MaxTTL || got.Margin <= 0 || got.ReleaseTimeout <= 0 {
 			t.Fatalf("New accepted %+v as %+v", o, got)
 		}

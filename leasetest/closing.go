@@ -15,10 +15,12 @@ import (
 const closeWaitLimit = 30 * time.Second
 
 // waitingAcquire holds k on one handle for long and starts an acquire that
-// waits forever for it through c (over another handle). It returns the
-// acquire's result channel and the acquire's context; it pauses a little
-// (not a check) so that the acquire is likely waiting.
-func (s *suite) waitingAcquire(t *testing.T, c *leasehold.Client, k string) (<-chan error, context.Context) {
+// waits forever for it through c (over another handle, wrapped by
+// askedStore). It returns the acquire's result channel and the acquire's
+// context once the acquire has asked the store for k (so a rule cannot
+// pass with a waiter that never waited), failing the test if it has not
+// within closeWaitLimit.
+func (s *suite) waitingAcquire(t *testing.T, c *leasehold.Client, asked <-chan struct{}, k string) (<-chan error, context.Context) {
 	t.Helper()
 	holder := s.open(t)
 	ttl := min(max(time.Minute, holder.Info().MinTTL), max(holder.Info().MaxTTL, time.Minute))
@@ -38,7 +40,13 @@ func (s *suite) waitingAcquire(t *testing.T, c *leasehold.Client, k string) (<-c
 		}
 		done <- err
 	}()
-	time.Sleep(min(s.ttl, 200*time.Millisecond))
+	select {
+	case <-asked:
+	case err := <-done:
+		t.Fatalf("the waiting acquire returned before it asked the store: %v", err)
+	case <-ctx.Done():
+		t.Fatalf("the waiting acquire did not ask the store within %s", closeWaitLimit)
+	}
 	return done, ctx
 }
 
@@ -48,8 +56,9 @@ func (s *suite) waitingAcquire(t *testing.T, c *leasehold.Client, k string) (<-c
 // See docs/design.md#waiting.
 func (s *suite) closedStoreEndsWaiter(t *testing.T) {
 	st := s.cfg.Open(t)
-	c := s.client(t, st, nil)
-	done, ctx := s.waitingAcquire(t, c, key(t, "k"))
+	wrapped, asked := askedStore(st)
+	c := s.client(t, wrapped, nil)
+	done, ctx := s.waitingAcquire(t, c, asked, key(t, "k"))
 	if err := st.Close(); err != nil {
 		t.Fatalf("closing the waiter's store: %v", err)
 	}
@@ -63,11 +72,12 @@ func (s *suite) closedStoreEndsWaiter(t *testing.T) {
 // with an error matching leasehold.ErrClosed.
 // See docs/design.md#waiting.
 func (s *suite) clientCloseEndsWaiter(t *testing.T) {
-	c, err := leasehold.New(s.open(t), nil)
+	wrapped, asked := askedStore(s.open(t))
+	c, err := leasehold.New(wrapped, nil)
 	if err != nil {
 		t.Fatalf("leasehold.New: %v", err)
 	}
-	done, ctx := s.waitingAcquire(t, c, key(t, "k"))
+	done, ctx := s.waitingAcquire(t, c, asked, key(t, "k"))
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
