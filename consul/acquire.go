@@ -145,11 +145,17 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 
 // tokenAfter returns the token for a grant of key over its entry kv (nil:
 // missing): max(the entry's token + 1, the store's highest token + 1, the
-// agent's clock in µs). The lock's transaction is conditioned on the entry
+// agent's clock in µs). An entry released by the old version (see
+// legacyReleased) counts as having the token ModifyIndex. The lock's transaction is conditioned on the entry
 // being kv, so no other grant can take the same token from it.
 func (s *Store) tokenAfter(key string, kv *api.KVPair) (uint64, error) {
 	var prev uint64
-	if kv != nil {
+	switch {
+	case kv != nil && legacyReleased(kv):
+		// Released by the old version (token = ModifyIndex): its previous
+		// token is its ModifyIndex.
+		prev = kv.ModifyIndex
+	case kv != nil:
 		v, err := parseEntry(kv)
 		if err != nil {
 			// Not leasehold's: someone else's data under the prefix, or a
