@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/consul/api"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/consul"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
@@ -143,8 +144,10 @@ func TestDevAgentRestartEndsLeases(t *testing.T) {
 			t.Errorf("lease on %q ended with %v; want ErrNotHeld naming the data loss", l.Key(), cause)
 		}
 		t.Logf("%s: %v", l.Key(), cause)
-		if _, err := st.Renew(tctx(t), leasehold.Grant{Key: l.Key(), Owner: "x", Token: l.Token(), TTL: time.Second}); !errors.Is(err, leasehold.ErrNotHeld) {
-			t.Errorf("renew after the loss: %v", err)
+		// The lease's own grant (its real owner, token and session): a
+		// renewal that succeeded would mean the loss went unnoticed.
+		if _, err := st.Renew(tctx(t), l.Grant()); !errors.Is(err, leasehold.ErrNotHeld) || !errors.Is(err, consul.ErrDataLost) {
+			t.Errorf("renew of the lease's grant after the loss: %v; want ErrNotHeld and ErrDataLost", err)
 		}
 	}
 	for _, l := range leases {

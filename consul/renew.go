@@ -36,6 +36,9 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
 	if !ss.tracked(name, tag, g.Token) {
 		if ss.isLost() {
+			if ss.lostErr != nil { // set before lost closed
+				return leasehold.Grant{}, notHeldBecause("renew", g.Key, ss.lostErr)
+			}
 			return leasehold.Grant{}, notHeld("renew", g.Key, ss.whyLost())
 		}
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
@@ -50,7 +53,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	if rec, kept := ss.keeps(name, tag, g.Token); kept {
 		if err := s.checkIndex(rec.index, meta.LastIndex); err != nil {
-			return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
+			return leasehold.Grant{}, notHeldBecause("renew", g.Key, err)
 		}
 	}
 	if why := heldBy(kv, ss.id, tag, g.Token); why != "" {
