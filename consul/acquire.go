@@ -29,13 +29,17 @@ const acquireRounds = 3
 // the entry being as read:
 //
 //	[check-not-exists name] or [check-index name ModifyIndex], then
-//	[lock name {owner tag, label} session]
+//	[lock name {token, owner tag, label, session TTL, lock-delay} session]
 //
-// The condition is what keeps a lock of the store's own session from taking
-// an entry that the same session already holds (Consul lets a session lock
-// again what it holds), and what keeps a lock whose reply was lost from
-// landing later over another grant. The token is the ModifyIndex the lock
-// gave the entry: a Raft index, strictly increasing cluster-wide. A held
+// with flags Flags. The condition is what keeps a lock of the store's own
+// session from taking an entry that the same session already holds (Consul
+// lets a session lock again what it holds), what keeps a lock whose reply
+// was lost from landing later over another grant, and what keeps two
+// acquirers that read the same entry from both writing the token they
+// computed from it. The token, chosen before the lock by tokenAfter and
+// written in the value, is max(the entry's token + 1, the store's highest
+// token + 1, the agent's clock in µs); it is not the ModifyIndex (the token
+// of earlier versions), which release and housekeeping still check. A held
 // key costs one read; a free one a read and the transaction. The first
 // acquire of a TTL class also creates the class's session.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {

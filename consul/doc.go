@@ -191,7 +191,11 @@
 //     of the cluster's data. (Indexes of different keys are not compared:
 //     each key's read reports that key's index.) A session that Consul says
 //     is gone is checked the same way on one of its grants, and on a -dev
-//     agent taken for a loss.
+//     agent taken for a loss: there, any session of the store that vanishes
+//     (destroyed by someone, expired after a stall, or lost in a restart)
+//     ends every lease of the store, in every TTL class, not only that
+//     session's. This fails safe (a lease ends that may still have been
+//     held; none is kept that may not be), and DevCaveat says so.
 //   - On a loss, every lease of the store ends at once, in every TTL class
 //     (their Grant.Lost channels close, LostReason and refused renewals
 //     say ErrDataLost): the holder cannot know whether its key is still

@@ -54,7 +54,7 @@ type Store struct {
 	idle      time.Duration
 	clock     *serverClock // the agent's clock, from OpenURL's responses
 	high      highWater    // the highest token granted or seen
-	raft      raftWatch    // the highest Raft index read; a -dev agent?
+	raft      raftWatch    // whether the agent is a -dev agent (OpenURL asks)
 
 	ctx    context.Context // ended by Close; background calls use it
 	cancel context.CancelFunc
@@ -106,7 +106,8 @@ const TokenCaveat = "tokens are max(the entry's token + 1, the store's highest t
 // whose agent said at open (OpenURL) that it is a -dev agent.
 const DevCaveat = "this is a -dev agent, which keeps its entries, sessions and lock-delays in memory: a restart loses them all, " +
 	"so another client can take a held key at once (before the holder's next renewal, which ends every lease of this store); " +
-	"run servers with a data folder; "
+	"any session of this store that vanishes (destroyed by someone, expired, or lost in a restart) is taken for such a loss and ends every lease of this store, " +
+	"in every TTL class (fails safe); run servers with a data folder; "
 
 // Info reports the store's bounds: TTLs from 1 s (below Consul's 10 s
 // session minimum, a grant is kept on a 10 s session: see the package doc)
