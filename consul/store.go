@@ -113,7 +113,8 @@ const DevCaveat = "this is a -dev agent, which keeps its entries, sessions and l
 // session minimum, a grant is kept on a 10 s session: see the package doc)
 // to 16 h (its session, 1.5 x the TTL, must fit Consul's 24 h maximum),
 // rounded up to whole seconds. On a -dev agent (found by OpenURL),
-// SafeTokens is false and TokenCaveat starts with DevCaveat.
+// SafeTokens is false and TokenCaveat starts with DevCaveat. Both caveats
+// are constants, so their concatenation is too: Info builds no string.
 func (s *Store) Info() leasehold.Info {
 	info := leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, TokenCaveat: TokenCaveat, PortableGrants: true}
 	if s.raft.isDev() {
