@@ -29,13 +29,17 @@ const acquireRounds = 3
 // the entry being as read:
 //
 //	[check-not-exists name] or [check-index name ModifyIndex], then
-//	[lock name {owner tag, label} session]
+//	[lock name {token, owner tag, label, session TTL, lock-delay} session]
 //
-// The condition is what keeps a lock of the store's own session from taking
-// an entry that the same session already holds (Consul lets a session lock
-// again what it holds), and what keeps a lock whose reply was lost from
-// landing later over another grant. The token is the ModifyIndex the lock
-// gave the entry: a Raft index, strictly increasing cluster-wide. A held
+// with flags Flags. The condition is what keeps a lock of the store's own
+// session from taking an entry that the same session already holds (Consul
+// lets a session lock again what it holds), what keeps a lock whose reply
+// was lost from landing later over another grant, and what keeps two
+// acquirers that read the same entry from both writing the token they
+// computed from it. The token, chosen before the lock by tokenAfter and
+// written in the value, is max(the entry's token + 1, the store's highest
+// token + 1, the agent's clock in µs); it is not the ModifyIndex (the token
+// of earlier versions), which release and housekeeping still check. A held
 // key costs one read; a free one a read and the transaction. The first
 // acquire of a TTL class also creates the class's session.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
@@ -145,11 +149,17 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 
 // tokenAfter returns the token for a grant of key over its entry kv (nil:
 // missing): max(the entry's token + 1, the store's highest token + 1, the
-// agent's clock in µs). The lock's transaction is conditioned on the entry
+// agent's clock in µs). An entry released by the old version (see
+// legacyReleased) counts as having the token ModifyIndex. The lock's transaction is conditioned on the entry
 // being kv, so no other grant can take the same token from it.
 func (s *Store) tokenAfter(key string, kv *api.KVPair) (uint64, error) {
 	var prev uint64
-	if kv != nil {
+	switch {
+	case kv != nil && legacyReleased(kv):
+		// Released by the old version (token = ModifyIndex): its previous
+		// token is its ModifyIndex.
+		prev = kv.ModifyIndex
+	case kv != nil:
 		v, err := parseEntry(kv)
 		if err != nil {
 			// Not leasehold's: someone else's data under the prefix, or a

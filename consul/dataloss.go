@@ -3,7 +3,7 @@ package consul
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -21,17 +21,13 @@ import (
 var ErrDataLost = fmt.Errorf("the Consul cluster lost its data (a -dev agent restarted, or data folders wiped): another client may hold the key: %w", ErrSessionLost)
 
 // raftWatch is whether the agent said at open that it is a -dev agent.
+// Info reads it on every Acquire, so it is an atomic, not a locked field.
 type raftWatch struct {
-	mu  sync.Mutex
-	dev bool
+	dev atomic.Bool
 }
 
 // isDev reports whether the agent is a -dev agent (checked by OpenURL).
-func (w *raftWatch) isDev() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.dev
-}
+func (w *raftWatch) isDev() bool { return w.dev.Load() }
 
 // checkIndex compares the Raft index of a consistent read of a grant's
 // entry (its X-Consul-Index: the entry's ModifyIndex, or the KV table's
@@ -108,8 +104,5 @@ func (s *Store) checkDev(ctx context.Context, limit time.Duration) {
 	if _, err := s.cli.Raw().Query("/v1/agent/self", &self, (&api.QueryOptions{}).WithContext(ctx)); err != nil {
 		return
 	}
-	dev := self.DebugConfig.DevMode
-	s.raft.mu.Lock()
-	s.raft.dev = dev
-	s.raft.mu.Unlock()
+	s.raft.dev.Store(self.DebugConfig.DevMode)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/consul/api"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/consul"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
@@ -62,7 +63,9 @@ func agentSecondAfter(t testing.TB, addr string, us uint64) {
 // every entry and starts its Raft index again near zero; the next grant's
 // token is still greater than every token before, from the store that
 // granted them (its highest token) and from a new store (the agent's
-// clock, once it is past the second of the last grant).
+// clock, once it is past the second of the last grant); and a grant of
+// another key after a token planted ahead of the clock is above that token
+// (the store's high-water mark, which the first case does not need).
 func TestTokensAfterDataLoss(t *testing.T) {
 	c := testserver.NewConsul(t, testserver.ConsulOptions{})
 	st := newStore(t, c, 0)
@@ -106,6 +109,33 @@ func TestTokensAfterDataLoss(t *testing.T) {
 		t.Fatalf("new store after the agent lost its data: token %d, not above %d", g.Token, last)
 	}
 	_ = other.Release(tctx(t), g)
+
+	// The same-store case above passes on the clock floor alone (the
+	// agent's clock moves on past the old tokens). This one needs the
+	// store's high-water mark: a token planted ten minutes ahead of the
+	// clock (within the hour of slack that lets a seen token raise the
+	// mark) on key j gives its grant a token above the clock; after the
+	// loss, a grant of key k, whose entry is gone and whose clock floor is
+	// ten minutes lower, must still be above it.
+	j := uniqueKey(t, "j")
+	ahead := uint64(time.Now().Add(10 * time.Minute).UnixMicro())
+	if _, err := consulClient(t, c, 0).KV().Put(&api.KVPair{Key: st.KeyOf(j), Value: ourValue(ahead), Flags: consul.Flags}, nil); err != nil {
+		t.Fatal(err)
+	}
+	gj, err := st.Acquire(tctx(t), areq(j, time.Second))
+	if err != nil || gj.Token != ahead+1 {
+		t.Fatalf("acquire over a token planted ahead of the clock: token %d, %v; want %d", gj.Token, err, ahead+1)
+	}
+	_ = st.Release(tctx(t), gj)
+	restartEmpty(t, c, 0)
+	g, err = st.Acquire(tctx(t), areq(k, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Token <= gj.Token {
+		t.Fatalf("same store after the loss, another key: token %d, not above the store's highest %d", g.Token, gj.Token)
+	}
+	_ = st.Release(tctx(t), g)
 }
 
 // TestDevAgentRestartEndsLeases: OpenURL finds a -dev agent (SafeTokens
@@ -143,8 +173,10 @@ func TestDevAgentRestartEndsLeases(t *testing.T) {
 			t.Errorf("lease on %q ended with %v; want ErrNotHeld naming the data loss", l.Key(), cause)
 		}
 		t.Logf("%s: %v", l.Key(), cause)
-		if _, err := st.Renew(tctx(t), leasehold.Grant{Key: l.Key(), Owner: "x", Token: l.Token(), TTL: time.Second}); !errors.Is(err, leasehold.ErrNotHeld) {
-			t.Errorf("renew after the loss: %v", err)
+		// The lease's own grant (its real owner, token and session): a
+		// renewal that succeeded would mean the loss went unnoticed.
+		if _, err := st.Renew(tctx(t), l.Grant()); !errors.Is(err, leasehold.ErrNotHeld) || !errors.Is(err, consul.ErrDataLost) {
+			t.Errorf("renew of the lease's grant after the loss: %v; want ErrNotHeld and ErrDataLost", err)
 		}
 	}
 	for _, l := range leases {

@@ -109,6 +109,19 @@
 //     back, for as long as the entry exists (deleting it, someone else's
 //     doing, leaves the two floors above).
 //
+// Upgrading from the version whose token was the ModifyIndex: that version
+// released a key by unlocking it with no value and no flags, so a key it
+// released is an unlocked entry (no Session) with flags 0 and an empty
+// value. Such an entry is taken for a legacy released entry whose previous
+// token is its ModifyIndex: the next grant's token is max(ModifyIndex + 1,
+// the store's highest token + 1, the agent's clock in µs), still greater.
+// Any other entry with flags other than Flags is foreign and refused. Old
+// and new versions must not run side by side on one prefix: an old
+// client's token is a ModifyIndex, far below a new client's clock-floored
+// token, so its writes would be refused by a fenced resource after a new
+// grant, and its grants could not be ordered with the new ones. Stop every
+// old client before starting a new one on the prefix.
+//
 // An entry whose token is the largest a uint64 holds (a planted or
 // corrupted value) is refused with leasehold.ErrTokensExhausted rather than
 // wrapped; nothing is held. The entry's ModifyIndex is still what release
@@ -178,7 +191,11 @@
 //     of the cluster's data. (Indexes of different keys are not compared:
 //     each key's read reports that key's index.) A session that Consul says
 //     is gone is checked the same way on one of its grants, and on a -dev
-//     agent taken for a loss.
+//     agent taken for a loss: there, any session of the store that vanishes
+//     (destroyed by someone, expired after a stall, or lost in a restart)
+//     ends every lease of the store, in every TTL class, not only that
+//     session's. This fails safe (a lease ends that may still have been
+//     held; none is kept that may not be), and DevCaveat says so.
 //   - On a loss, every lease of the store ends at once, in every TTL class
 //     (their Grant.Lost channels close, LostReason and refused renewals
 //     say ErrDataLost): the holder cannot know whether its key is still

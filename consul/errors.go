@@ -112,3 +112,9 @@ func notHeld(op, key, why string) error {
 	}
 	return fmt.Errorf("leasehold: %s store: %s %q: %w", Name, op, key, leasehold.ErrNotHeld)
 }
+
+// notHeldBecause is notHeld with an error as the reason, kept in the chain
+// (errors.Is finds both it, ErrDataLost for one, and leasehold.ErrNotHeld).
+func notHeldBecause(op, key string, why error) error {
+	return fmt.Errorf("leasehold: %s store: %s %q: %w: %w", Name, op, key, why, leasehold.ErrNotHeld)
+}

@@ -107,12 +107,16 @@ func (ss *session) renewed(name, tag string, token uint64, t0 time.Time) (time.D
 	return ss.ttlFrom(t0), true
 }
 
-// tracked reports whether the session still keeps the grant.
-func (ss *session) tracked(name, tag string, token uint64) bool {
+// tracked returns the session's record of the grant, and whether the
+// session still keeps it (not lost, not past its deadline).
+func (ss *session) tracked(name, tag string, token uint64) (grantRec, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	g := ss.grants[name]
-	return !ss.gone && g != nil && g.token == token && g.tag == tag && !time.Now().After(g.deadline)
+	if ss.gone || g == nil || g.token != token || g.tag != tag || time.Now().After(g.deadline) {
+		return grantRec{}, false
+	}
+	return *g, true
 }
 
 // untrack forgets a grant (released or refused).

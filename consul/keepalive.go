@@ -142,6 +142,7 @@ func (ss *session) watch() {
 		}
 		pause = 50 * time.Millisecond
 		if entries == nil && ss.confirmGone() {
+			ss.st.sessionVanished(ss.ctx, ss) // a loss of the cluster's data?
 			ss.markLost()
 			return
 		}

@@ -172,6 +172,15 @@ func parseEntry(kv *api.KVPair) (value, error) {
 	return x, nil
 }
 
+// legacyReleased reports whether kv is a key released by a version of this
+// store from before tokens were stored in values: that version unlocked with
+// no value and no flags, so such an entry is unlocked (no Session), has flags
+// 0 and an empty value. Its last grant's token was a ModifyIndex no greater
+// than its own ModifyIndex, which is therefore its previous token.
+func legacyReleased(kv *api.KVPair) bool {
+	return kv.Session == "" && kv.Flags == 0 && len(kv.Value) == 0 && kv.ModifyIndex != 0
+}
+
 // foreignEntry is the error for an entry under the store's prefix that is
 // not a valid leasehold value (why, from parseEntry), for op on key.
 func foreignEntry(op, key string, kv *api.KVPair, why error) error {

@@ -89,3 +89,37 @@ func TestPlantedEntries(t *testing.T) {
 	}
 	_ = st.Release(tctx(t), other)
 }
+
+// TestLegacyReleasedEntry: a key released by the version before tokens were
+// stored in values (unlocked, flags 0, empty value) can be acquired again,
+// with a token above its ModifyIndex (the old version's last token), and
+// released and acquired once more.
+func TestLegacyReleasedEntry(t *testing.T) {
+	c := testserver.NewConsul(t, testserver.ConsulOptions{})
+	st := newStore(t, c, 0)
+	cli := consulClient(t, c, 0)
+	key := uniqueKey(t, "legacy")
+	name := st.KeyOf(key)
+	if _, err := cli.KV().Put(&api.KVPair{Key: name, Flags: 0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	kv, _, err := cli.KV().Get(name, nil)
+	if err != nil || kv == nil || kv.Session != "" || kv.Flags != 0 || len(kv.Value) != 0 {
+		t.Fatalf("planted entry: %+v, %v", kv, err)
+	}
+	g, err := st.Acquire(tctx(t), areq(key, time.Second))
+	if err != nil {
+		t.Fatalf("acquire over a legacy released entry: %v", err)
+	}
+	if g.Token <= kv.ModifyIndex {
+		t.Errorf("token %d; want above the entry's ModifyIndex %d", g.Token, kv.ModifyIndex)
+	}
+	if err := st.Release(tctx(t), g); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := st.Acquire(tctx(t), areq(key, time.Second))
+	if err != nil || g2.Token <= g.Token {
+		t.Fatalf("acquire after the release: token %d after %d, %v", g2.Token, g.Token, err)
+	}
+	_ = st.Release(tctx(t), g2)
+}

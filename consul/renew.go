@@ -34,8 +34,12 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	ss := r.sess
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
-	if !ss.tracked(name, tag, g.Token) {
+	rec, kept := ss.tracked(name, tag, g.Token)
+	if !kept {
 		if ss.isLost() {
+			if ss.lostErr != nil { // set before lost closed
+				return leasehold.Grant{}, notHeldBecause("renew", g.Key, ss.lostErr)
+			}
 			return leasehold.Grant{}, notHeld("renew", g.Key, ss.whyLost())
 		}
 		return leasehold.Grant{}, notHeld("renew", g.Key, "")
@@ -48,10 +52,10 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err != nil {
 		return leasehold.Grant{}, storeErr(ctx, "renew", g.Key, err)
 	}
-	if rec, kept := ss.keeps(name, tag, g.Token); kept {
-		if err := s.checkIndex(rec.index, meta.LastIndex); err != nil {
-			return leasehold.Grant{}, notHeld("renew", g.Key, err.Error())
-		}
+	// rec.index, the ModifyIndex the grant's lock wrote, is fixed for the
+	// grant: read before the read above, it is still the one to compare.
+	if err := s.checkIndex(rec.index, meta.LastIndex); err != nil {
+		return leasehold.Grant{}, notHeldBecause("renew", g.Key, err)
 	}
 	if why := heldBy(kv, ss.id, tag, g.Token); why != "" {
 		ss.untrack(name, g.Token)

@@ -54,7 +54,7 @@ type Store struct {
 	idle      time.Duration
 	clock     *serverClock // the agent's clock, from OpenURL's responses
 	high      highWater    // the highest token granted or seen
-	raft      raftWatch    // the highest Raft index read; a -dev agent?
+	raft      raftWatch    // whether the agent is a -dev agent (OpenURL asks)
 
 	ctx    context.Context // ended by Close; background calls use it
 	cancel context.CancelFunc
@@ -106,13 +106,15 @@ const TokenCaveat = "tokens are max(the entry's token + 1, the store's highest t
 // whose agent said at open (OpenURL) that it is a -dev agent.
 const DevCaveat = "this is a -dev agent, which keeps its entries, sessions and lock-delays in memory: a restart loses them all, " +
 	"so another client can take a held key at once (before the holder's next renewal, which ends every lease of this store); " +
-	"run servers with a data folder; "
+	"any session of this store that vanishes (destroyed by someone, expired, or lost in a restart) is taken for such a loss and ends every lease of this store, " +
+	"in every TTL class (fails safe); run servers with a data folder; "
 
 // Info reports the store's bounds: TTLs from 1 s (below Consul's 10 s
 // session minimum, a grant is kept on a 10 s session: see the package doc)
 // to 16 h (its session, 1.5 x the TTL, must fit Consul's 24 h maximum),
 // rounded up to whole seconds. On a -dev agent (found by OpenURL),
-// SafeTokens is false and TokenCaveat starts with DevCaveat.
+// SafeTokens is false and TokenCaveat starts with DevCaveat. Both caveats
+// are constants, so their concatenation is too: Info builds no string.
 func (s *Store) Info() leasehold.Info {
 	info := leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, TokenCaveat: TokenCaveat, PortableGrants: true}
 	if s.raft.isDev() {
