@@ -98,3 +98,42 @@ func TestIdleBatchGroupsAreBounded(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A lease released after the scheduler's loop has gone to sleep on that
+// lease's renewal timer (well past loopLinger) does not keep the loop, nor
+// its idle batch groups, until that timer: the loop lingers from the
+// release.
+func TestLoopLingersFromTheLastRelease(t *testing.T) {
+	c, err := New(&grantAll{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "k", AcquireOptions{TTL: time.Hour}) // renewal in about 20 minutes
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // until the loop sleeps on the renewal's timer
+		c.mu.Lock()
+		armed := c.armed
+		c.mu.Unlock()
+		if armed.After(time.Now().Add(time.Minute)) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(loopLinger + time.Minute)
+	for {
+		if all, _ := c.groupCount(); all == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the loop and its batch group outlived the last release by %s", loopLinger+time.Minute)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -183,8 +183,14 @@ func (c *Client) unschedule(e *event) {
 		return
 	}
 	c.events.remove(e)
-	// The loop is not woken when the heap is now empty: it lingers (see
-	// loopLinger) and exits later, or when Close pokes it.
+	// A loop whose timer falls within loopLinger is not woken when the heap
+	// is now empty: it lingers and exits then (or when Close pokes it). One
+	// asleep on a later event's timer (the lease just released had armed
+	// it) is woken, to start lingering now rather than at that time: at
+	// most once per linger in an acquire-release loop.
+	if len(c.events) == 0 && c.looping && !c.armed.IsZero() && c.armed.After(c.opts.Clock.Now().Add(loopLinger)) {
+		c.poke()
+	}
 }
 
 // poke wakes the loop to look at the heap again.
