@@ -165,6 +165,9 @@ func (d *driver) stalledOutcome(p *proc, kind, msg string) {
 				d.staleLanded++
 			}
 			d.logf("%s's stalled write of %s (token %d): %s", p.name, msg, f.token, kind)
+			if kind == "error" {
+				d.logf("%s's log ends:\n%s", p.name, p.logTail())
+			}
 		}
 	}
 }

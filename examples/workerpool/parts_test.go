@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/dedupe"
 	"github.com/leasehold-go/leasehold/fence"
@@ -135,5 +136,25 @@ func TestSummaryCheck(t *testing.T) {
 	fenced := summary{Layers: allLayers(), Messages: 10, Rows: 11, Once: 10, Stalled: []string{"fence"}}
 	if err := fenced.check(); err != nil {
 		t.Errorf("a paused write refused by the fence: %v", err)
+	}
+}
+
+// connEnded tells the server ending a stopped worker's connection (the
+// effect goes out again) from every other error (it does not).
+func TestConnEnded(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("fence: fencing x: %w", &pgconn.PgError{Severity: "FATAL", Code: "25P03"}), true},
+		{&pgconn.PgError{Severity: "FATAL", Code: "57P01"}, true},
+		{&pgconn.PgError{Code: "40001"}, false},
+		{fence.ErrStale, false},
+		{errors.New("FATAL: terminating connection due to idle-in-transaction timeout (SQLSTATE 25P03)"), false},
+		{nil, false},
+	} {
+		if got := connEnded(c.err); got != c.want {
+			t.Errorf("connEnded(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/dedupe"
 	"github.com/leasehold-go/leasehold/fence"
@@ -158,7 +159,28 @@ func (w *worker) work(ctx context.Context, d delivery, l *leasehold.Lease, token
 	w.hooks.stall(d, token)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	return applyEffect(wctx, w.db, w.t, w.cfg.Layers, d, token, w.cfg.Name)
+	err := applyEffect(wctx, w.db, w.t, w.cfg.Layers, d, token, w.cfg.Name)
+	// A worker stopped while one of its pool's connections was inside a
+	// transaction (the lease store's, the claim's) finds that connection
+	// ended by the server's idle-in-transaction timeout when it resumes:
+	// nothing of the effect committed, so it goes out again on another
+	// connection (at most once per pooled connection), where the fence
+	// judges it.
+	for range maxConns {
+		if !connEnded(err) {
+			break
+		}
+		err = applyEffect(wctx, w.db, w.t, w.cfg.Layers, d, token, w.cfg.Name)
+	}
+	return err
+}
+
+// connEnded reports whether err is the server ending the connection
+// (idle-in-transaction timeout, administrator shutdown) before anything
+// of the transaction committed.
+func connEnded(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "25P03" || pe.Code == "57P01")
 }
 
 // sleep waits for d or the end of ctx, and reports whether d passed.

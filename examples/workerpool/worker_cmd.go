@@ -47,6 +47,9 @@ func workerFlags(args []string, stderr io.Writer) (workerConfig, error) {
 
 // runWorker connects, runs the claim loop until ctx ends (or, with
 // Control, until stdin ends), and closes everything.
+// maxConns is the size of a worker's connection pool.
+const maxConns = 8
+
 func runWorker(ctx context.Context, cfg workerConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -58,7 +61,7 @@ func runWorker(ctx context.Context, cfg workerConfig, stdin io.Reader, stdout, s
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	pcfg.MaxConns = 8 // the claim, the lease, the effect's transaction, the notifier's LISTEN
+	pcfg.MaxConns = maxConns // the claim, the lease, the effect's transaction, the notifier's LISTEN
 	// A worker stopped (SIGSTOP) or starved inside a transaction holds its
 	// row locks, and every other worker's write of those rows waits: the
 	// server ends a transaction left idle for longer than the visibility
