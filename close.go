@@ -75,8 +75,10 @@ func (c *Client) Close() error {
 	c.endWaiters(ErrClosed)
 	// A waiter whose grant arrived as the close began releases it (start
 	// sees closed): wait for that, so no acquire of this client runs, and
-	// no grant it got is still held, once Close returns.
-	c.acquiring.Wait()
+	// no grant it got is still held, once Close returns. A single attempt
+	// is not ended by Close, and a store may never answer it: the wait is
+	// bounded by ReleaseTimeout, as the releases below are.
+	c.awaitAcquires(c.opts.ReleaseTimeout)
 	var errs []error
 	for _, l := range ls {
 		if err := l.Release(context.Background()); err != nil && !errors.Is(err, ErrLost) {
@@ -93,4 +95,20 @@ func (c *Client) Close() error {
 	}
 	c.bg.Wait()
 	return errors.Join(errs...)
+}
+
+// awaitAcquires waits until no acquire of c is in flight, or for at most
+// limit of real time.
+func (c *Client) awaitAcquires(limit time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		c.acquiring.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
