@@ -220,8 +220,28 @@ func (p *Process) Signal(sig syscall.Signal) error {
 }
 
 // Pause stops the process group with SIGSTOP: the server holds its
-// connections and answers nothing.
-func (p *Process) Pause() error { return p.Signal(syscall.SIGSTOP) }
+// connections and answers nothing. It returns once every thread of the
+// group is stopped (kill(2) returns before a thread busy on another core
+// has stopped, and such a thread could still answer), or with an error
+// after 5 s.
+func (p *Process) Pause() error {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	pgid := p.pgid
+	p.mu.Unlock()
+	if _, err := os.Stat("/proc/self/task"); err != nil || pgid == 0 {
+		return nil // no /proc to watch: as good as the signal
+	}
+	for end := time.Now().Add(5 * time.Second); !groupStopped(pgid); {
+		if time.Now().After(end) {
+			return fmt.Errorf("testserver: %s: a thread of its group still runs 5 s after SIGSTOP", p.spec.Name)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
 
 // Resume continues a paused process group (SIGCONT).
 func (p *Process) Resume() error { return p.Signal(syscall.SIGCONT) }

@@ -96,6 +96,28 @@ func TestStopKillPause(t *testing.T) {
 	}
 }
 
+// TestPauseWaitsForStop pauses a group whose members spin on both cores:
+// Pause returns only when every thread is stopped, for a server that
+// answered in the moment after kill(2) would fail the fault it stands for.
+func TestPauseWaitsForStop(t *testing.T) {
+	p, err := StartProcess(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "yes >/dev/null & yes >/dev/null & wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	for i := 0; i < 20; i++ {
+		if err := p.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		if !groupStopped(p.Pid()) {
+			t.Fatalf("pause %d: Pause returned while a thread of the group ran", i)
+		}
+		if err := p.Resume(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestKillAll(t *testing.T) {
 	var ps []*Process
 	for range 3 {
