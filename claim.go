@@ -33,10 +33,10 @@ func (c *Client) Claim(ctx context.Context, key string, opts AcquireOptions) (Gr
 		called = c.opts.Clock.Now()
 	}
 	attempts, entered := 0, false
-	_, g, _, err := c.grant(ctx, key, opts, &attempts, &entered)
+	_, g, sent, err := c.grant(ctx, key, opts, &attempts, &entered)
 	if entered {
 		c.acquiring.Done()
 	}
-	c.observeAcquire(key, g.Token, called, attempts, true, err)
+	c.observeAcquire(ctx, key, acquired{token: g.Token, called: called, sent: sent, attempts: attempts, claimed: true}, err)
 	return g, err
 }

@@ -108,21 +108,32 @@ func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (
 	if entered {
 		c.acquiring.Done() // before the observer, which may call Close
 	}
-	c.observeAcquire(key, g.Token, called, attempts, false, err)
+	c.observeAcquire(ctx, key, acquired{token: g.Token, called: called, sent: sent, attempts: attempts}, err)
 	return l, err
 }
 
-// observeAcquire reports an acquire (a Claim when claimed) that returned
-// err to the observer.
-func (c *Client) observeAcquire(key string, token uint64, called time.Time, attempts int, claimed bool, err error) {
+// acquired is what observeAcquire reports of an acquire: the token
+// granted, when the call was made and its granting attempt sent, the
+// store attempts, and whether it was a Claim.
+type acquired struct {
+	token        uint64
+	called, sent time.Time
+	attempts     int
+	claimed      bool
+}
+
+// observeAcquire reports an acquire that the caller made with ctx and that
+// returned err to the observer.
+func (c *Client) observeAcquire(ctx context.Context, key string, a acquired, err error) {
 	if c.opts.Observer == nil {
 		return
 	}
-	if err != nil {
-		token = 0
+	now := c.opts.Clock.Now()
+	e := Event{Context: ctx, Kind: EventAcquire, Key: key, Wait: now.Sub(a.called), Attempts: a.attempts, Claimed: a.claimed, Err: err}
+	if err == nil {
+		e.Token, e.Held = a.token, now.Sub(a.sent)
 	}
-	c.opts.Observer.Observe(Event{Kind: EventAcquire, Key: key, Token: token, Err: err,
-		Wait: c.opts.Clock.Now().Sub(called), Attempts: attempts, Claimed: claimed})
+	c.opts.Observer.Observe(e)
 }
 
 // grant obtains a grant of key from the store as Acquire describes, with

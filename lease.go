@@ -163,7 +163,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		l.releaseErr = err
 		if o != nil {
 			now := l.c.opts.Clock.Now()
-			o.Observe(Event{Kind: EventRelease, Key: l.grant.Key, Token: l.grant.Token, Err: err,
+			o.Observe(Event{Context: ctx, Kind: EventRelease, Key: l.grant.Key, Token: l.grant.Token, Err: err,
 				Held: now.Sub(l.sent), Latency: now.Sub(start)})
 		}
 	})

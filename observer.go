@@ -11,7 +11,8 @@ import (
 // and logs (the slog adapter in this package, the otel module). Observe is
 // called synchronously on the client's goroutines, some of them with the
 // client's lock held: it must return quickly, must not block, and must not
-// call the client; count, or hand the event off.
+// call the client; count, or hand the event off. Event.Context carries the
+// caller's context (its trace span, its values). Observers combines several.
 type Observer interface {
 	Observe(Event)
 }
@@ -31,7 +32,9 @@ const (
 	// EventAcquire: an Acquire (or Claim) returned. Err is nil when it
 	// was granted, else why not (a *HeldError when the key stayed held).
 	// Wait is the time from the call to its return, Attempts the store
-	// attempts made. Claimed is set when the call was Claim: the grant
+	// attempts made; for a grant, Held is the time since the granting
+	// attempt was sent (the lease's age, as EventLost and EventRelease
+	// measure it). Context is the caller's. Claimed is set when the call was Claim: the grant
 	// has no Lease, so no EventLost or EventRelease follows it. Every other
 	// grant (a Lease) ends with exactly one EventLost or EventRelease.
 	EventAcquire EventKind = iota + 1
@@ -39,23 +42,25 @@ const (
 	// extended; otherwise the renewal failed, and either the lease is lost
 	// (ErrNotHeld: an EventLost follows) or it is in jeopardy with
 	// Remaining left before its deadline, and is retried. Latency is the
-	// store call's time.
+	// store call's time. Context is the lease's (Lease.Context: the values
+	// of the context its Acquire was given).
 	EventRenew
 	// EventLost: the lease ended without Release. Err is the *LostError
 	// (its Reason: ErrNotHeld, ErrExpired, ...). Held is the time since
 	// the grant was sent. It is reported before the lease's context is
-	// cancelled.
+	// cancelled. Context is the lease's.
 	EventLost
 	// EventRelease: Release deleted the grant from the store, or tried.
 	// Err is the store's answer (nil, or the *LostError of a lease already
 	// lost). Held is the time since the grant was sent; Latency the store
-	// call's time.
+	// call's time. Context is the one given to Release (or Do's).
 	EventRelease
 	// EventFenceReject: a fence helper refused a write whose token was
 	// stale (see FenceRejections). Key is the fenced resource (a resource
 	// name, or table and id), Token the refused token, Err the
 	// *fence.StaleError. It comes from the resource's side, not from a
-	// client's lease.
+	// client's lease. Context is the one the fence helper was given (the
+	// refused request's).
 	EventFenceReject
 )
 
@@ -79,7 +84,16 @@ func (k EventKind) String() string {
 
 // Event is one thing that happened to a lease; see EventKind for which
 // fields each kind sets.
+//
+// Context is the context of the call the event reports (never nil), so
+// that an observer can relate the event to its caller: a tracing observer
+// makes its span a child of the caller's, a logging one passes it to its
+// handler. Use its values only: it may be cancelled already, and it must
+// not be kept past Observe. (It is a field rather than an argument of
+// Observe so that every Observer written before it, and every
+// ObserverFunc, still compiles and forwards it.)
 type Event struct {
+	Context   context.Context
 	Kind      EventKind
 	Key       string
 	Token     uint64
@@ -98,7 +112,48 @@ type Event struct {
 //
 //	table := fence.Table{Name: "accounts", OnStale: leasehold.FenceRejections(obs)}
 func FenceRejections(o Observer) fence.StaleFunc {
-	return func(_ context.Context, err *fence.StaleError) {
-		o.Observe(Event{Kind: EventFenceReject, Key: err.Resource, Token: err.Token, Err: err})
+	return func(ctx context.Context, err *fence.StaleError) {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		o.Observe(Event{Context: ctx, Kind: EventFenceReject, Key: err.Resource, Token: err.Token, Err: err})
+	}
+}
+
+// Observers returns an Observer that gives each event to every one of obs,
+// in order: the way to combine, say, the otel module's observer and
+// SlogObserver. Nil entries are skipped, and entries that are themselves
+// made by Observers are flattened. It returns nil when no observer is
+// left (Options.Observer nil: none), and the observer itself when one is.
+// The rules of Observer hold for the whole: each of obs must return
+// quickly.
+func Observers(obs ...Observer) Observer {
+	var all []Observer
+	for _, o := range obs {
+		switch o := o.(type) {
+		case nil:
+		case *fanOut:
+			all = append(all, o.obs...)
+		default:
+			all = append(all, o)
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return &fanOut{all}
+}
+
+// fanOut is the Observer Observers makes of two or more observers (a
+// pointer, so that it compares like any other observer).
+type fanOut struct{ obs []Observer }
+
+// Observe gives e to each observer in turn.
+func (f *fanOut) Observe(e Event) {
+	for _, o := range f.obs {
+		o.Observe(e)
 	}
 }

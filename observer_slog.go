@@ -11,8 +11,10 @@ import (
 // these levels: Debug for what goes as planned (a grant, a refusal because
 // the key is held, a renewal, a release); Warn for a failed renewal (the
 // lease is in jeopardy) and a failed acquire or release; Error for a lost
-// lease; Warn for a write a fence helper refused (EventFenceReject). It logs synchronously, on the client's goroutines: give it a
-// handler that does not block for long.
+// lease; Warn for a write a fence helper refused (EventFenceReject). It
+// logs with the event's Context, so that a handler can add the caller's
+// trace and span ids. It logs synchronously, on the client's goroutines:
+// give it a handler that does not block for long.
 func SlogObserver(logger *slog.Logger) Observer {
 	return slogObserver{logger}
 }
@@ -51,7 +53,10 @@ func (o slogObserver) Observe(e Event) {
 	if e.Err != nil {
 		attrs = append(attrs, slog.String("error", e.Err.Error()))
 	}
-	ctx := context.Background()
+	ctx := e.Context
+	if ctx == nil {
+		ctx = context.Background() // an Event made by hand
+	}
 	if o.l.Enabled(ctx, level) {
 		o.l.LogAttrs(ctx, level, msg, attrs...)
 	}

@@ -54,7 +54,7 @@ func (c *Client) end(l *Lease, reason error) {
 	if o := c.opts.Observer; o != nil {
 		// Before the cancel: whoever sees the lease's context end can
 		// count on the observer having seen the loss.
-		o.Observe(Event{Kind: EventLost, Key: l.grant.Key, Token: l.grant.Token, Err: lost, Held: c.opts.Clock.Now().Sub(l.sent)})
+		o.Observe(Event{Context: l.ctx, Kind: EventLost, Key: l.grant.Key, Token: l.grant.Token, Err: lost, Held: c.opts.Clock.Now().Sub(l.sent)})
 	}
 	l.cancel(lost)
 	c.halt(l)
@@ -122,7 +122,7 @@ func (c *Client) settle(l *Lease, r renewResult) {
 		return
 	}
 	if o := c.opts.Observer; o != nil {
-		e := Event{Kind: EventRenew, Key: l.grant.Key, Token: l.grant.Token, Err: r.err, Latency: r.took}
+		e := Event{Context: l.ctx, Kind: EventRenew, Key: l.grant.Key, Token: l.grant.Token, Err: r.err, Latency: r.took}
 		if r.err != nil {
 			e.Remaining = l.Remaining()
 		}
