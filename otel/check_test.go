@@ -23,8 +23,8 @@ func (r *rig) checkMetrics(lc lifecycle) {
 	if n := s.points(lhotel.MetricAcquires); n != 3 {
 		r.t.Errorf("%s has %d series, want granted, held and error", lhotel.MetricAcquires, n)
 	}
-	s.wantHist(lhotel.MetricAcquireWait, 4, seconds(acquireTook, acquireTook, bWait, acquireTook), granted)
-	s.wantHist(lhotel.MetricAcquireWait, 1, seconds(acquireTook), heldOut)
+	s.wantHist(lhotel.MetricAcquireDuration, 4, seconds(acquireTook, acquireTook, bWait, acquireTook), granted)
+	s.wantHist(lhotel.MetricAcquireDuration, 1, seconds(acquireTook), heldOut)
 	s.wantCount(lhotel.MetricContention, 2) // the refused acquire's attempt, B's first
 	s.wantCount(lhotel.MetricLeasesHeld, 0)
 
@@ -49,6 +49,9 @@ func (r *rig) checkMetrics(lc lifecycle) {
 	s.wantHist(lhotel.MetricLeaseDuration, 2, seconds(lc.heldA, lc.heldC), attribute.String("leasehold.lease.end", "released"))
 	s.wantHist(lhotel.MetricLeaseDuration, 2, seconds(lc.heldB, lc.heldD), attribute.String("leasehold.lease.end", "lost"))
 	s.wantCount(lhotel.MetricFenceRejections, 1)
+	if n := s.points(lhotel.MetricLeaseAge); n != 0 {
+		r.t.Errorf("%s has %d points once every lease was released or lost, want none", lhotel.MetricLeaseAge, n)
+	}
 }
 
 // wantSpan is one expected span.
@@ -64,7 +67,7 @@ func (r *rig) checkSpans(lc lifecycle) {
 	A, B, C := lc.tokens["A"], lc.tokens["B"], lc.tokens["A"]+1
 	want := []wantSpan{
 		{"leasehold.acquire", acquireTook, A, false},
-		{"leasehold.acquire", acquireTook, 0, true}, // held
+		{"leasehold.acquire", acquireTook, 0, false}, // held: an outcome, not an error
 		{"leasehold.renew", renewTook, A, false},
 		{"leasehold.renew", renewTook, A, true}, // jeopardy
 		{"leasehold.renew", renewTook, A, false},

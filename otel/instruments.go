@@ -11,10 +11,11 @@ import (
 // Prometheus exporter makes of them).
 const (
 	MetricAcquires        = "leasehold.acquires"
-	MetricAcquireWait     = "leasehold.acquire.wait"
+	MetricAcquireDuration = "leasehold.acquire.duration"
 	MetricContention      = "leasehold.acquire.contention"
 	MetricLeasesHeld      = "leasehold.leases.held"
 	MetricLeaseDuration   = "leasehold.lease.duration"
+	MetricLeaseAge        = "leasehold.lease.age"
 	MetricRenewFailures   = "leasehold.renew.failures"
 	MetricLosses          = "leasehold.lease.losses"
 	MetricStoreDuration   = "leasehold.store.duration"
@@ -58,7 +59,7 @@ func newInstruments(m metric.Meter) (instruments, error) {
 	var errs [9]error
 	i.acquires, errs[0] = m.Int64Counter(MetricAcquires, metric.WithUnit("{acquire}"),
 		metric.WithDescription("Acquire and Claim calls, by outcome: granted, held or error."))
-	i.acquireWait, errs[1] = m.Float64Histogram(MetricAcquireWait, metric.WithUnit("s"),
+	i.acquireWait, errs[1] = m.Float64Histogram(MetricAcquireDuration, metric.WithUnit("s"),
 		metric.WithDescription("Time from an Acquire or Claim call to its return, by outcome."),
 		metric.WithExplicitBucketBoundaries(waitBuckets...))
 	i.contention, errs[2] = m.Int64Counter(MetricContention, metric.WithUnit("{attempt}"),

@@ -29,6 +29,10 @@ type Options struct {
 	// measurement but the fence rejections. Off by default, to bound the
 	// number of series: turn it on only when the keys are few and fixed.
 	KeyAttribute bool
+	// Clock times the spans and the leases' ages. Nil means the system
+	// clock; give the client's Options.Clock when that is another one, so
+	// that the events' durations and the observer's now agree.
+	Clock leasehold.Clock
 }
 
 // Observer reports a leasehold client's events as metrics and spans. It
@@ -36,8 +40,10 @@ type Options struct {
 // blocks. Make it with New.
 type Observer struct {
 	keyAttr bool
+	clock   leasehold.Clock
 	tracer  trace.Tracer
 	m       instruments
+	holds   holds
 }
 
 var _ leasehold.Observer = (*Observer)(nil)
@@ -52,11 +58,20 @@ func New(opts Options) (*Observer, error) {
 	if tp == nil {
 		tp = global.GetTracerProvider()
 	}
-	m, err := newInstruments(mp.Meter(ScopeName))
-	if err != nil {
+	o := &Observer{keyAttr: opts.KeyAttribute, clock: opts.Clock, tracer: tp.Tracer(ScopeName)}
+	if o.clock == nil {
+		o.clock = leasehold.SystemClock()
+	}
+	meter := mp.Meter(ScopeName)
+	var err error
+	if o.m, err = newInstruments(meter); err != nil {
 		return nil, err
 	}
-	o := &Observer{keyAttr: opts.KeyAttribute, tracer: tp.Tracer(ScopeName), m: m}
+	if _, err := meter.Float64ObservableGauge(MetricLeaseAge, metric.WithUnit("s"),
+		metric.WithDescription("How long the oldest lease held now has been held, from its grant (by key with KeyAttribute)."),
+		metric.WithFloat64Callback(o.observeAges)); err != nil {
+		return nil, err
+	}
 	if !o.keyAttr {
 		o.zero()
 	}
@@ -84,8 +99,14 @@ func (o *Observer) zero() {
 
 // Observe records e; see the package documentation for what each event
 // kind adds to which metric.
+//
+// The measurements are made in the event's Context, so that an exemplar
+// can name the caller's trace.
 func (o *Observer) Observe(e leasehold.Event) {
-	ctx := context.Background()
+	ctx := e.Context
+	if ctx == nil {
+		ctx = context.Background() // an Event made by hand
+	}
 	switch e.Kind {
 	case leasehold.EventAcquire:
 		o.acquire(ctx, e)
@@ -116,8 +137,9 @@ func (o *Observer) acquire(ctx context.Context, e leasehold.Event) {
 	}
 	if e.Err == nil && !e.Claimed {
 		o.m.held.Add(ctx, 1, o.attrs(e.Key))
+		o.granted(e)
 	}
-	o.span("leasehold.acquire", e.Wait, e, attrOutcome.String(outcome), attribute.Int("leasehold.attempts", e.Attempts))
+	o.span(ctx, "leasehold.acquire", e.Wait, e, attrOutcome.String(outcome), attribute.Int("leasehold.attempts", e.Attempts))
 }
 
 func (o *Observer) renew(ctx context.Context, e leasehold.Event) {
@@ -130,13 +152,14 @@ func (o *Observer) renew(ctx context.Context, e leasehold.Event) {
 		}
 		o.m.renewFailures.Add(ctx, 1, o.attrs(e.Key, attrOutcome.String(result)))
 	}
-	o.span("leasehold.renew", e.Latency, e)
+	o.span(ctx, "leasehold.renew", e.Latency, e)
 }
 
 func (o *Observer) lost(ctx context.Context, e leasehold.Event) {
 	o.m.losses.Add(ctx, 1, o.attrs(e.Key, attrReason.String(lossReason(e.Err))))
 	o.m.leaseDuration.Record(ctx, e.Held.Seconds(), o.attrs(e.Key, attrEnd.String("lost")))
 	o.m.held.Add(ctx, -1, o.attrs(e.Key))
+	o.ended(e)
 }
 
 func (o *Observer) release(ctx context.Context, e leasehold.Event) {
@@ -148,7 +171,8 @@ func (o *Observer) release(ctx context.Context, e leasehold.Event) {
 	}
 	o.m.leaseDuration.Record(ctx, e.Held.Seconds(), o.attrs(e.Key, attrEnd.String("released")))
 	o.m.held.Add(ctx, -1, o.attrs(e.Key))
-	o.span("leasehold.release", e.Latency, e)
+	o.ended(e)
+	o.span(ctx, "leasehold.release", e.Latency, e)
 }
 
 // attrs is the measurement option for kvs, with the key when the observer

@@ -25,15 +25,18 @@ type rig struct {
 	client *leasehold.Client
 	reader *sdkmetric.ManualReader
 	spans  *tracetest.SpanRecorder
+	tp     *sdktrace.TracerProvider
 }
 
 func newRig(t *testing.T, keyAttr bool) *rig {
 	r := &rig{t: t, clock: newFakeClock(), reader: sdkmetric.NewManualReader(), spans: tracetest.NewSpanRecorder()}
 	r.store = newScripted(r.clock)
+	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans))
 	obs, err := lhotel.New(lhotel.Options{
 		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader)),
-		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans)),
+		TracerProvider: r.tp,
 		KeyAttribute:   keyAttr,
+		Clock:          r.clock,
 	})
 	if err != nil {
 		t.Fatal(err)

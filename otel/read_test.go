@@ -65,8 +65,31 @@ func (s snapshot) points(name string) int {
 		return len(d.DataPoints)
 	case metricdata.Histogram[float64]:
 		return len(d.DataPoints)
+	case metricdata.Gauge[float64]:
+		return len(d.DataPoints)
 	}
 	return 0
+}
+
+// gauge is the value of the float64 gauge name for exactly kvs, and
+// whether it has that point.
+func (s snapshot) gauge(name string, kvs ...attribute.KeyValue) (float64, bool) {
+	s.t.Helper()
+	m, ok := s.metric(name)
+	if !ok {
+		return 0, false
+	}
+	g, ok := m.Data.(metricdata.Gauge[float64])
+	if !ok {
+		s.t.Fatalf("%s is a %T, want a float64 gauge", name, m.Data)
+	}
+	want := attribute.NewSet(kvs...)
+	for _, p := range g.DataPoints {
+		if p.Attributes.Equals(&want) {
+			return p.Value, true
+		}
+	}
+	return 0, false
 }
 
 // hist is the count and sum of the histogram name for exactly kvs.

@@ -2,6 +2,7 @@ package otel
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -12,17 +13,29 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// span records the operation e reports as a root span named name that
-// ended now and took took.
-func (o *Observer) span(name string, took time.Duration, e leasehold.Event, kvs ...attribute.KeyValue) {
-	end := time.Now()
+// span records the operation e reports as a span named name that ended
+// now and took took. An acquire's or a release's span is a child of the
+// span in the caller's context (e.Context), if any. A renewal's is a root
+// linked to that span instead (the lease's context carries its Acquire
+// caller's): a lease can outlive its caller's span by days, and its
+// renewals would otherwise pile up in one trace. A refusal because the key
+// is held is an outcome, not an error: only other errors set the span's
+// status to Error.
+func (o *Observer) span(ctx context.Context, name string, took time.Duration, e leasehold.Event, kvs ...attribute.KeyValue) {
+	end := o.clock.Now()
 	kvs = append(kvs, attrKey.String(e.Key))
 	if e.Token != 0 {
 		kvs = append(kvs, tokenAttr(e.Token))
 	}
-	_, s := o.tracer.Start(context.Background(), name,
-		trace.WithNewRoot(), trace.WithTimestamp(end.Add(-took)), trace.WithAttributes(kvs...))
-	if e.Err != nil {
+	opts := []trace.SpanStartOption{trace.WithTimestamp(end.Add(-took)), trace.WithAttributes(kvs...)}
+	if e.Kind == leasehold.EventRenew {
+		opts = append(opts, trace.WithNewRoot())
+		if caller := trace.SpanContextFromContext(ctx); caller.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
+		}
+	}
+	_, s := o.tracer.Start(ctx, name, opts...)
+	if e.Err != nil && !(e.Kind == leasehold.EventAcquire && errors.Is(e.Err, leasehold.ErrHeld)) {
 		s.RecordError(e.Err, trace.WithTimestamp(end))
 		s.SetStatus(codes.Error, e.Err.Error())
 	}

@@ -27,6 +27,7 @@ type scripted struct {
 
 	mu       sync.Mutex
 	renewErr error
+	acqErr   error
 	gate     chan struct{} // when set, acquires wait until it closes
 }
 
@@ -39,6 +40,13 @@ func (s *scripted) failRenewals(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.renewErr = err
+}
+
+// failAcquires makes every acquire from now on fail with err (nil: pass).
+func (s *scripted) failAcquires(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.acqErr = err
 }
 
 // holdAcquires makes acquires wait until the function returned is called.
@@ -57,13 +65,16 @@ func (s *scripted) holdAcquires() (open func()) {
 
 func (s *scripted) Acquire(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
 	s.mu.Lock()
-	gate := s.gate
+	gate, err := s.gate, s.acqErr
 	s.mu.Unlock()
 	if gate != nil {
 		<-gate
 	}
 	s.clock.Advance(acquireTook)
-	g, err := s.Store.Acquire(ctx, r)
+	var g leasehold.Grant
+	if err == nil {
+		g, err = s.Store.Acquire(ctx, r)
+	}
 	s.calls <- "acquire"
 	return g, err
 }
