@@ -2,10 +2,13 @@
 // metrics and spans. It is its own module, so that users of leasehold who
 // do not use OpenTelemetry never download it.
 //
-// Give the observer to the client, and to the fence helpers:
+// Give the observer to the client (with the slog observer, through
+// leasehold.Observers, to log as well), and to the fence helpers:
 //
 //	obs, err := otel.New(otel.Options{MeterProvider: mp, TracerProvider: tp})
-//	client, err := leasehold.New(store, &leasehold.Options{Observer: obs})
+//	client, err := leasehold.New(store, &leasehold.Options{
+//		Observer: leasehold.Observers(obs, leasehold.SlogObserver(logger)),
+//	})
 //	table := fence.Table{Name: "accounts", OnStale: leasehold.FenceRejections(obs)}
 //
 // The metrics (docs/metrics.md lists them with their Prometheus names):
@@ -13,8 +16,9 @@
 //   - leasehold.acquires ({acquire}, counter): Acquire and Claim calls, by
 //     leasehold.outcome: granted, held (the key stayed held by another
 //     owner) or error.
-//   - leasehold.acquire.wait (s, histogram): the time from each Acquire or
-//     Claim call to its return, by leasehold.outcome.
+//   - leasehold.acquire.duration (s, histogram): the time from each Acquire
+//     or Claim call to its return (its wait on the lock and its store
+//     calls), by leasehold.outcome.
 //   - leasehold.acquire.contention ({attempt}, counter): store attempts of
 //     an acquire that did not grant the key: every attempt of an acquire
 //     answered held, all but the last of one that was granted or failed.
@@ -26,6 +30,11 @@
 //   - leasehold.lease.duration (s, histogram): how long each lease was held,
 //     from its grant's send time to its loss or release, by
 //     leasehold.lease.end: released or lost.
+//   - leasehold.lease.age (s, gauge): how long the oldest lease held now
+//     has been held, from its grant's send time, read at each collection;
+//     no point while none is held, one per key held with KeyAttribute. The
+//     duration histogram has a lease only once it ended: this shows the
+//     leases still held.
 //   - leasehold.renew.failures ({renewal}, counter): failed renewals, by
 //     leasehold.outcome: jeopardy (not refused: retried until the deadline)
 //     or lost (refused: the lease is lost).
@@ -50,10 +59,19 @@
 // message would make a series per key.
 //
 // The spans are leasehold.acquire, leasehold.renew and leasehold.release,
-// with the attributes leasehold.key and, for a grant, leasehold.token; an
-// error sets the span's status to Error and records the error. Events
-// carry durations, not contexts, so each span is made after the fact: it
-// starts at now minus the event's duration (Wait for an acquire, Latency
-// for a renewal or release), ends now, and is a root span, the child of no
-// caller's span.
+// with the attributes leasehold.key and, for a grant, leasehold.token.
+// Each is made when its event arrives: it starts at the event's time minus
+// its duration (Wait for an acquire, Latency for a renewal or release) and
+// ends then. An acquire's span is a child of the span in the context
+// given to Acquire, Claim or Do, a release's of the span in the context
+// given to Release (leasehold.Event.Context); a renewal's is a root linked
+// to the span of Acquire's caller, since a lease can outlive that span by
+// days and its renewals would pile up in its trace. A refusal because the
+// key is held is an outcome (leasehold.outcome=held, the status unset);
+// any other error sets the status to Error and records the error.
+//
+// The names follow the OpenTelemetry semantic conventions (a histogram of
+// durations ends in .duration, in seconds; counts have annotation units),
+// and become Prometheus names by the naming guide (_seconds, _total on
+// counters).
 package otel

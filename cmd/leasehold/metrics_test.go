@@ -95,7 +95,7 @@ func scrape(t *testing.T, url string) ([]byte, map[string]float64) {
 
 // The metrics of a running `leasehold run`: scraped while the command runs,
 // clean by promtool, labelled with the key, with the grant, the lease held
-// and a renewal counted.
+// (and its age) and a renewal counted.
 func TestRunServesMetrics(t *testing.T) {
 	promtool(t)
 	e := newEnv(t)
@@ -116,7 +116,7 @@ func TestRunServesMetrics(t *testing.T) {
 	for series, want := range map[string]float64{
 		`leasehold_acquires_total{leasehold_key="metered",leasehold_outcome="granted"}`:                                        1,
 		`leasehold_acquires_total{leasehold_key="metered",leasehold_outcome="held"}`:                                           0,
-		`leasehold_acquire_wait_seconds_count{leasehold_key="metered",leasehold_outcome="granted"}`:                            1,
+		`leasehold_acquire_duration_seconds_count{leasehold_key="metered",leasehold_outcome="granted"}`:                            1,
 		`leasehold_store_duration_seconds_count{leasehold_key="metered",leasehold_operation="acquire",leasehold_outcome="ok"}`: 1,
 		`leasehold_leases_held{leasehold_key="metered"}`:                                                                       1,
 		`leasehold_lease_losses_total{leasehold_key="metered",leasehold_loss_reason="expired"}`:                                0,
@@ -127,8 +127,17 @@ func TestRunServesMetrics(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want %v; metrics:\n%s", series, got, ok, want, body)
 		}
 	}
-	if w := samples[`leasehold_acquire_wait_seconds_sum{leasehold_key="metered",leasehold_outcome="granted"}`]; w <= 0 || w > 10 {
+	if w := samples[`leasehold_acquire_duration_seconds_sum{leasehold_key="metered",leasehold_outcome="granted"}`]; w <= 0 || w > 10 {
 		t.Errorf("acquire wait %v s: want a positive time under the test's limits", w)
+	}
+	// The lease is held: its age is served while it is (the duration
+	// histogram appears only when it ends). A renewal came first, so it
+	// is past 0.
+	if age, ok := samples[`leasehold_lease_age_seconds{leasehold_key="metered"}`]; !ok || age <= 0 {
+		t.Errorf("leasehold_lease_age_seconds = %v (present %v), want the held lease's positive age; metrics:\n%s", age, ok, body)
+	}
+	if !strings.Contains(string(body), "# TYPE leasehold_lease_age_seconds gauge") {
+		t.Errorf("leasehold_lease_age_seconds is not served as a gauge; metrics:\n%s", body)
 	}
 	checkDocumented(t, samples)
 	if err := os.WriteFile(stop, nil, 0o644); err != nil {
