@@ -112,30 +112,6 @@ func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (
 	return l, err
 }
 
-// acquired is what observeAcquire reports of an acquire: the token
-// granted, when the call was made and its granting attempt sent, the
-// store attempts, and whether it was a Claim.
-type acquired struct {
-	token        uint64
-	called, sent time.Time
-	attempts     int
-	claimed      bool
-}
-
-// observeAcquire reports an acquire that the caller made with ctx and that
-// returned err to the observer.
-func (c *Client) observeAcquire(ctx context.Context, key string, a acquired, err error) {
-	if c.opts.Observer == nil {
-		return
-	}
-	now := c.opts.Clock.Now()
-	e := Event{Context: ctx, Kind: EventAcquire, Key: key, Wait: now.Sub(a.called), Attempts: a.attempts, Claimed: a.claimed, Err: err}
-	if err == nil {
-		e.Token, e.Held = a.token, now.Sub(a.sent)
-	}
-	c.opts.Observer.Observe(e)
-}
-
 // grant obtains a grant of key from the store as Acquire describes, with
 // the request it answers and the time its successful attempt was sent; it
 // counts the store attempts in *attempts. It sets *entered when it counted

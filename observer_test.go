@@ -186,13 +186,20 @@ func (p portable) Info() leasehold.Info {
 	return i
 }
 
-func TestObserverTellsClaimsFromLeases(t *testing.T) {
-	rec := &recorder{}
+// portableClient is a client of a portable memory store, observed by rec.
+func portableClient(t *testing.T, rec *recorder) *leasehold.Client {
+	t.Helper()
 	c, err := leasehold.New(portable{memory.New(nil)}, &leasehold.Options{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestObserverTellsClaimsFromLeases(t *testing.T) {
+	rec := &recorder{}
+	c := portableClient(t, rec)
 	g, err := c.Claim(t.Context(), "claimed", leasehold.AcquireOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package leasehold_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -80,11 +81,7 @@ func callerOf(ctx context.Context) string {
 // a fence rejection carries the refused request's.
 func TestEventsCarryTheCallersContext(t *testing.T) {
 	rec := &recorder{}
-	c, err := leasehold.New(portable{memory.New(nil)}, &leasehold.Options{Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := portableClient(t, rec)
 	in := func(who string) context.Context { return context.WithValue(t.Context(), ctxKey{}, who) }
 	l, err := c.Acquire(in("acquire"), "k", leasehold.AcquireOptions{})
 	if err != nil {
@@ -167,4 +164,17 @@ func TestSlogObserverLogsWithTheEventsContext(t *testing.T) {
 	if want := []string{"caller", ""}; !slices.Equal(h.callers, want) {
 		t.Fatalf("handler saw callers %q, want %q", h.callers, want)
 	}
+}
+
+// Observers combines observers: here two that print, with a nil one (an
+// optional observer left unset) skipped.
+func ExampleObservers() {
+	metrics := leasehold.ObserverFunc(func(e leasehold.Event) { fmt.Println("metrics:", e.Kind, e.Key) })
+	var traces leasehold.Observer // not configured
+	logs := leasehold.ObserverFunc(func(e leasehold.Event) { fmt.Println("logs:", e.Kind, e.Key) })
+	obs := leasehold.Observers(metrics, traces, logs)
+	obs.Observe(leasehold.Event{Kind: leasehold.EventAcquire, Key: "reports"})
+	// Output:
+	// metrics: acquire reports
+	// logs: acquire reports
 }

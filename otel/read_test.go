@@ -48,13 +48,20 @@ func (s snapshot) count(name string, kvs ...attribute.KeyValue) int64 {
 	if !ok {
 		s.t.Fatalf("%s is a %T, want an int64 sum", name, m.Data)
 	}
+	v, _ := point(sum.DataPoints, kvs)
+	return v
+}
+
+// point is the value of the data point with exactly the attributes kvs,
+// and whether there is one.
+func point[N int64 | float64](points []metricdata.DataPoint[N], kvs []attribute.KeyValue) (N, bool) {
 	want := attribute.NewSet(kvs...)
-	for _, p := range sum.DataPoints {
+	for _, p := range points {
 		if p.Attributes.Equals(&want) {
-			return p.Value
+			return p.Value, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // points is the number of distinct attribute sets of name.
@@ -83,13 +90,7 @@ func (s snapshot) gauge(name string, kvs ...attribute.KeyValue) (float64, bool) 
 	if !ok {
 		s.t.Fatalf("%s is a %T, want a float64 gauge", name, m.Data)
 	}
-	want := attribute.NewSet(kvs...)
-	for _, p := range g.DataPoints {
-		if p.Attributes.Equals(&want) {
-			return p.Value, true
-		}
-	}
-	return 0, false
+	return point(g.DataPoints, kvs)
 }
 
 // hist is the count and sum of the histogram name for exactly kvs.

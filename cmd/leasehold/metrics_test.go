@@ -116,7 +116,7 @@ func TestRunServesMetrics(t *testing.T) {
 	for series, want := range map[string]float64{
 		`leasehold_acquires_total{leasehold_key="metered",leasehold_outcome="granted"}`:                                        1,
 		`leasehold_acquires_total{leasehold_key="metered",leasehold_outcome="held"}`:                                           0,
-		`leasehold_acquire_duration_seconds_count{leasehold_key="metered",leasehold_outcome="granted"}`:                            1,
+		`leasehold_acquire_duration_seconds_count{leasehold_key="metered",leasehold_outcome="granted"}`:                        1,
 		`leasehold_store_duration_seconds_count{leasehold_key="metered",leasehold_operation="acquire",leasehold_outcome="ok"}`: 1,
 		`leasehold_leases_held{leasehold_key="metered"}`:                                                                       1,
 		`leasehold_lease_losses_total{leasehold_key="metered",leasehold_loss_reason="expired"}`:                                0,
