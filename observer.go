@@ -146,7 +146,8 @@ func FenceRejections(o Observer) fence.StaleFunc {
 
 // Observers returns an Observer that gives each event to every one of obs,
 // in order: the way to combine, say, the otel module's observer and
-// SlogObserver. Nil entries are skipped, and entries that are themselves
+// SlogObserver. Nil entries (nil interface values: an optional observer
+// left unset) are skipped, and entries that are themselves
 // made by Observers are flattened. It returns nil when no observer is
 // left (Options.Observer nil: none), and the observer itself when one is.
 // The rules of Observer hold for the whole: each of obs must return
