@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/azblob"
 )
 
@@ -22,12 +21,8 @@ func ExampleOpenURL() {
 		log.Fatal(err)
 	}
 	defer store.Close()
+	// Create the container: idempotent; or `leasehold migrate --store URL`.
 	if err := store.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
-	c, err := leasehold.New(store, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/postgres"
 )
 
@@ -15,6 +14,7 @@ import (
 func ExampleOpenURL() {
 	ctx := context.Background()
 	const url = "postgres://app:secret@127.0.0.1:5432/app"
+	// Create the lease table: idempotent; or `leasehold migrate --store URL`.
 	if err := postgres.MigrateURL(ctx, url); err != nil {
 		log.Fatal(err)
 	}
@@ -23,9 +23,4 @@ func ExampleOpenURL() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	c, err := leasehold.New(store, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 }

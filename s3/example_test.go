@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/s3"
 )
 
@@ -17,6 +16,7 @@ import (
 func ExampleOpenURL() {
 	ctx := context.Background()
 	const url = "s3://my-bucket/leases?region=eu-west-1"
+	// Create the bucket: idempotent; or `leasehold migrate --store URL`.
 	if err := s3.MigrateURL(ctx, url); err != nil {
 		log.Fatal(err)
 	}
@@ -25,9 +25,4 @@ func ExampleOpenURL() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	c, err := leasehold.New(store, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 }

@@ -17,6 +17,7 @@ import (
 // start (storeurl's TestREADMEExamples keeps the two equal).
 func Example() {
 	ctx := context.Background()
+	// One file, shared by the processes of this host; its folder must exist.
 	store, err := sqlite.Open(ctx, filepath.Join(os.TempDir(), "leasehold-example.db"), nil)
 	if err != nil {
 		log.Fatal(err)

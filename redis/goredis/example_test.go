@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/redis/goredis"
 )
 
@@ -17,11 +16,6 @@ func ExampleOpenURL() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	c, err := leasehold.New(store, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 }
 
 // Open a Redlock store on a quorum of independent Redis masters (they are
@@ -34,9 +28,4 @@ func ExampleOpenRedlockURL() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	c, err := leasehold.New(store, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 }

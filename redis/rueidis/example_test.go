@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/redis/rueidis"
 )
 
@@ -17,9 +16,4 @@ func ExampleOpenURL() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	c, err := leasehold.New(store, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 }
