@@ -13,8 +13,8 @@ import (
 )
 
 // Open the embedded store (one SQLite file that the processes of one host
-// share; no server) and run work under a lease. This is the README's quick
-// start (storeurl's TestREADMEExamples keeps the two equal).
+// share; no server) and run work under a lease. This is the program at the
+// top of the README (storeurl's TestREADMEExamples keeps the two equal).
 func Example() {
 	ctx := context.Background()
 	// One file, shared by the processes of this host; its folder must exist.

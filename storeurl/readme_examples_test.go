@@ -51,12 +51,7 @@ func readmeExamples(t *testing.T, readme string) []readmeExample {
 // (and, for the stores without a server, run) with the store's tests; and
 // that every store in Stores has one, from its own package or an adapter.
 func TestREADMEExamples(t *testing.T) {
-	const path = "../README.md"
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
+	readme := readREADME(t)
 	exs := readmeExamples(t, readme)
 	has := map[string]bool{}
 	updated := readme
@@ -86,7 +81,7 @@ func TestREADMEExamples(t *testing.T) {
 		t.Errorf("the README's %s example differs from %s %s (run go test ./storeurl -run TestREADMEExamples -update):\n got:\n%s\nwant:\n%s", k.Name, ex.file, ex.fn, ex.text, want)
 	}
 	if updated != readme {
-		if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
+		if err := os.WriteFile(readmePath, []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,9 +10,13 @@ import (
 	"testing"
 )
 
+// readmePath is the repository's README, from this package's folder.
+const readmePath = "../README.md"
+
+// readREADME returns the README's text.
 func readREADME(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
