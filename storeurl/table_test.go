@@ -18,22 +18,17 @@ const (
 
 // TestREADMETable checks the README's store table against the store table.
 func TestREADMETable(t *testing.T) {
-	const path = "../README.md"
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
+	readme := readREADME(t)
 	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
 	if i < 0 || j < i {
-		t.Fatalf("%s has no store table between %q and %q", path, tableBegin, tableEnd)
+		t.Fatalf("%s has no store table between %q and %q", readmePath, tableBegin, tableEnd)
 	}
 	got, want := readme[i+len(tableBegin):j], MarkdownTable()
 	if got == want {
 		return
 	}
 	if *update {
-		if err := os.WriteFile(path, []byte(readme[:i+len(tableBegin)]+want+readme[j:]), 0o644); err != nil {
+		if err := os.WriteFile(readmePath, []byte(readme[:i+len(tableBegin)]+want+readme[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
