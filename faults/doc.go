@@ -1,6 +1,6 @@
 // Package faults is leasehold's fault-injection harness: it measures what a
 // lease promises under failures, on real stores, with real processes. This
-// package holds no code; the harness is in four packages, from the run's
+// package holds no code; the harness is in these packages, from the run's
 // record to its report:
 //
 //   - history: the events of a run (holder, resource and harness), the
@@ -12,8 +12,13 @@
 //   - report: the Markdown report (docs/safety.md) and the one-run
 //     summaries, from results or from the suite's results files.
 //   - harness: the backends (one per store, BackendNames and NewBackend),
-//     the table of fault injectors, the holder processes, the fault proxy,
-//     the protected resource, and the runs (Run, RunCLI, RunStall).
+//     the table of fault injectors, the holder processes, and the runs
+//     (Run, RunCLI).
+//   - proxy (and proxy/pgwire): the TCP fault proxy between each holder and
+//     the store, and the PostgreSQL wire readers of the late clean-up fault.
+//   - clock: the holders' slow clock and the step of a server's wall clock.
+//   - resource: the protected resource the holders write to.
+//   - stall: W7, fence.Middleware under stalled writers (stall.Run).
 //
 // The command in cmd/faults runs them; scripts/faults is the entry point
 // (--short for CI, --long to regenerate docs/safety.md). What each workload

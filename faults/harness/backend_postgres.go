@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/proxy/pgwire"
 )
 
 // Postgres is one PostgreSQL server (fsync off: the harness kills
@@ -71,5 +73,5 @@ func (b *Postgres) LateCleanup() (LateCleanup, bool, string) {
 	if b.Mode != "lease" {
 		return LateCleanup{}, false, "the advisory mode's clean-up ends the lost acquire's own session, which cannot touch a lock held by another session: no clean-up statement to delay"
 	}
-	return LateCleanup{Granted: grantedLeaseReply, Runs: runsStatement, Wait: 3 * time.Second}, true, ""
+	return LateCleanup{Granted: pgwire.GrantedLeaseReply, Runs: pgwire.RunsStatement, Wait: 3 * time.Second}, true, ""
 }

@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/clock"
 )
 
 // Redis is one redis-server with an append-only file fsynced on every
 // write (--appendonly yes --appendfsync always), so that F9 (kill and
 // restart) keeps the data and F9b (restart without its data) loses it: the
 // case of Redis without persistence. Its clock step (F11) is described in
-// clockshift.go.
+// package clock (faults/clock/shift.go).
 type Redis struct {
 	srv *testserver.Redis
 
@@ -90,7 +92,7 @@ func (b *Redis) StepClock(d time.Duration) error {
 	case "faketime":
 		return os.WriteFile(b.clockFile, []byte(fmt.Sprintf("%+ds\n", int64(b.shift/time.Second))), 0o644)
 	case "clockshift":
-		return writeShift(b.clockFile, b.shift)
+		return clock.WriteShift(b.clockFile, b.shift)
 	}
 	return errors.New(b.clockNote)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/proxy"
+	"github.com/leasehold-go/leasehold/faults/resource"
 	_ "modernc.org/sqlite" // the stall of the embedded store: a held write lock
 )
 
@@ -55,7 +57,7 @@ type CLIConfig struct {
 type cliSlot struct {
 	idx     int
 	rng     *rand.Rand // the slot's own: its loop runs beside the schedule
-	proxies []*Proxy
+	proxies []*proxy.Proxy
 	mu      sync.Mutex
 	gen     int
 	proc    *testserver.Process
@@ -66,7 +68,7 @@ type cliRun struct {
 	cfg   CLIConfig
 	ctx   context.Context
 	url   string
-	res   *Resource
+	res   *resource.Server
 	rec   *history.MemRecorder
 	slots []*cliSlot
 	store leasehold.Store // the harness's own handle, to see who holds the key
@@ -160,14 +162,14 @@ func (r *cliRun) startCLI() error {
 		return err
 	}
 	r.cfg.TTL = max(r.cfg.TTL, r.store.Info().MinTTL)
-	r.res = NewResource(r.rec, false)
+	r.res = resource.New(r.rec, false)
 	if err := r.res.Start(); err != nil {
 		return err
 	}
 	for i := range r.cfg.Holders {
 		s := &cliSlot{idx: i, rng: rand.New(rand.NewPCG(r.cfg.Seed, uint64(i)+1))}
 		for _, ep := range b.Endpoints() {
-			p, err := NewProxy(ep)
+			p, err := proxy.New(ep)
 			if err != nil {
 				return err
 			}

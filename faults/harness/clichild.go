@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/resource"
 )
 
 // CLIChildConfig configures the command that the CLI workload's holders
@@ -81,7 +82,7 @@ func RunCLIChild(cfg CLIChildConfig) error {
 	}
 	defer rec.Close()
 	rec.Record(history.Event{T0: start, Kind: history.EvStart, Key: key, Token: token, Owner: owner, Note: "pid=" + strconv.Itoa(os.Getpid())})
-	rc := &ResourceClient{Base: cfg.Resource, Holder: cfg.ID, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	rc := &resource.Client{Base: cfg.Resource, Holder: cfg.ID, HTTP: &http.Client{Timeout: 10 * time.Second}}
 	rng := rand.New(rand.NewPCG(uint64(start), uint64(os.Getpid())))
 	for i := range cfg.Ops {
 		req := fmt.Sprintf("%s-%d", cfg.ID, i)

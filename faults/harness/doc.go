@@ -14,7 +14,7 @@
 //     (fence.Header) and the resource admits it only if the token is at
 //     least the highest it has admitted (fence.Middleware over a guard).
 //
-// A separate workload, W7 (RunStall), tests fence.Middleware itself: writers
+// A separate workload, W7 (package stall), tests fence.Middleware itself: writers
 // lease keys from the store and send fenced writes over HTTP to a service
 // whose handler stalls at random after the admission, longer than the
 // writer waits, so that the next writer arrives with a higher token while
@@ -36,7 +36,7 @@
 // restarted empty while a holder's grant lives on a bare majority), a step
 // of the Redis server's wall clock (libfaketime, or where that fails the
 // harness's own LD_PRELOAD library), and a holder clock that runs slow (an
-// injected leasehold.Clock). Every acquire, renew, release, loss signal
+// injected leasehold.Clock, package clock). Every acquire, renew, release, loss signal
 // and protected operation is recorded with CLOCK_MONOTONIC timestamps, which
 // are system-wide on Linux, so holder, resource and harness events share one
 // time line.
@@ -67,7 +67,28 @@
 // BackendNames and NewBackend: one per store, each starting its servers
 // with internal/testserver), the table of faults (which class applies to
 // which store through those interfaces, and how each is injected), the
-// holder processes, the recording store wrapper, the TCP fault proxy, the
-// protected resource, and Run, RunCLI and RunStall, which return results
-// for package report to render.
+// holder processes with their recording store wrapper, the CLI workload,
+// and Run and RunCLI, which return results for package report to render.
+// The self-contained pieces they use live in packages of their own:
+//
+//   - faults/proxy: the TCP fault proxy between each holder and each store
+//     endpoint (latency, dropped replies, resets, partitions, the late
+//     clean-up's lost reply and delayed requests);
+//   - faults/proxy/pgwire: the PostgreSQL wire readers the postgres
+//     backend gives the proxy for the late clean-up (F5c);
+//   - faults/clock: the holders' slow clock (F12) and the step of the
+//     Redis server's wall clock (F11: libfaketime or the clockshift
+//     LD_PRELOAD library);
+//   - faults/resource: the protected resource the holders write to, and
+//     their client for it;
+//   - faults/stall: W7, fence.Middleware under stalled writers, over one of
+//     this package's backends.
+//
+// Files here: run.go and harness.go (Run and its phases), faults.go (the
+// fault table) with its injectors (episodes.go, netfaults.go,
+// storefaults.go, latecleanup.go), backend.go and backend_<store>.go (the
+// backends; redisclock.go installs the clock step in the Redis one),
+// registry.go (the backends' names), holder.go and recstore.go (the
+// holder process), cli*.go (the CLI workload) and procs.go (process
+// helpers over internal/testserver).
 package harness

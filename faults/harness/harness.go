@@ -14,6 +14,8 @@ import (
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/proxy"
+	"github.com/leasehold-go/leasehold/faults/resource"
 )
 
 // slot is one holder process, respawned as generations (ids "h<idx>.<gen>").
@@ -22,7 +24,7 @@ type slot struct {
 	gen     int
 	rate    float64
 	long    bool // holds each key until it loses it
-	proxies []*Proxy
+	proxies []*proxy.Proxy
 	proc    *testserver.Process
 	id      string
 }
@@ -32,7 +34,7 @@ type harness struct {
 	cfg        RunConfig
 	ctx        context.Context
 	rec        *history.MemRecorder
-	res        *Resource
+	res        *resource.Server
 	rng        *rand.Rand
 	url        string
 	slots      []*slot

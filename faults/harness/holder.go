@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/faults/clock"
 	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/resource"
 )
 
 // HolderConfig configures a holder process.
@@ -85,7 +87,7 @@ func ParseHolderArgs(args []string) (HolderConfig, error) {
 		return c, errors.New("holder: -ttl, -work, -ops and -rate must be positive")
 	}
 	for _, k := range c.Keys {
-		if err := keyPath(k); err != nil {
+		if err := resource.CheckKey(k); err != nil {
 			return c, err
 		}
 	}
@@ -158,7 +160,7 @@ func RunHolder(ctx context.Context, cfg HolderConfig, open Opener) error {
 		},
 	}
 	if cfg.Rate != 1 {
-		opts.Clock = NewRateClock(cfg.Rate)
+		opts.Clock = clock.NewRate(cfg.Rate)
 	}
 	client, err := leasehold.New(wrapped, opts)
 	if err != nil {
@@ -166,7 +168,7 @@ func RunHolder(ctx context.Context, cfg HolderConfig, open Opener) error {
 	}
 	defer client.Close()
 
-	rc := &ResourceClient{Base: cfg.Resource, Holder: cfg.ID, HTTP: &http.Client{
+	rc := &resource.Client{Base: cfg.Resource, Holder: cfg.ID, HTTP: &http.Client{
 		Timeout:   10 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 2 * len(cfg.Keys), IdleConnTimeout: time.Minute},
 	}}
@@ -205,7 +207,7 @@ type holdLoop struct {
 	cfg HolderConfig
 	key string
 	c   *leasehold.Client
-	rc  *ResourceClient
+	rc  *resource.Client
 	rec history.Recorder
 	seq *atomic.Int64
 	rng *rand.Rand

@@ -12,6 +12,8 @@ import (
 
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/proxy"
+	"github.com/leasehold-go/leasehold/faults/resource"
 )
 
 // RunConfig configures one run of the harness against one store.
@@ -200,7 +202,7 @@ func (h *harness) newResult() (*check.RunResult, error) {
 // endpoint, and the regular holders (the extra slot's holder is started by
 // the faults that use it), and waits until every key has been written.
 func (h *harness) startHolders() error {
-	h.res = NewResource(h.rec, h.cfg.Mutation)
+	h.res = resource.New(h.rec, h.cfg.Mutation)
 	if err := h.res.Start(); err != nil {
 		return err
 	}
@@ -212,7 +214,7 @@ func (h *harness) startHolders() error {
 			h.slots = append(h.slots, s)
 		}
 		for _, ep := range h.cfg.Backend.Endpoints() {
-			p, err := NewProxy(ep)
+			p, err := proxy.New(ep)
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/leasehold-go/leasehold/faults/clock"
 	"github.com/leasehold-go/leasehold/faults/harness"
 )
 
@@ -72,7 +73,7 @@ func main() {
 	default:
 		usage()
 	}
-	harness.CleanupClockProbe()
+	clock.CleanupProbe()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		os.Exit(2)

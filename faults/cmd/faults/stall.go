@@ -11,6 +11,7 @@ import (
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/harness"
 	"github.com/leasehold-go/leasehold/faults/report"
+	"github.com/leasehold-go/leasehold/faults/stall"
 )
 
 // stallCmd runs W7, fence.Middleware under stalled writers, twice: with the
@@ -51,7 +52,7 @@ func runStall(ctx context.Context, store, dir string, seed uint64, unsafe bool, 
 	if err != nil {
 		return nil, err
 	}
-	return harness.RunStall(ctx, harness.StallConfig{
+	return stall.Run(ctx, stall.Config{
 		Backend: b, Open: open, Dir: dir, Unsafe: unsafe, Writers: writers,
 		Duration: time.Duration(seconds) * time.Second, Seed: seed,
 		Log: func(format string, a ...any) { logf("[%s %d W7] "+format, append([]any{store, seed}, a...)...) },

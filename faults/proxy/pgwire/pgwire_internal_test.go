@@ -1,4 +1,4 @@
-package harness
+package pgwire
 
 import (
 	"encoding/binary"
@@ -43,8 +43,8 @@ func TestGrantedLeaseReply(t *testing.T) {
 		{"holder read", chunk(pgMsg('2', nil), dataRow([]byte("l"), token, token), pgMsg('C', []byte("SELECT 1\x00"))), false},
 		{"release", chunk(pgMsg('2', nil), dataRow([]byte{0}), pgMsg('C', []byte("UPDATE 1\x00"))), false},
 	} {
-		if got := grantedLeaseReply(c.chunk); got != c.want {
-			t.Errorf("%s: grantedLeaseReply = %v, want %v", c.name, got, c.want)
+		if got := GrantedLeaseReply(c.chunk); got != c.want {
+			t.Errorf("%s: GrantedLeaseReply = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

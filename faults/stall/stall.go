@@ -1,4 +1,17 @@
-package harness
+// Package stall runs W7, fence.Middleware under writers that stall between
+// admission and write, over real HTTP. Writers take leases on the store,
+// send one fenced write each with the lease's token, give up on the write
+// after Config.Timeout and release the lease; the next writer then takes
+// the key with a higher token. The server's handler, behind the
+// middleware, stalls at random after the admission for longer than that
+// timeout, and lands its write whether or not the client is still there (a
+// handler that does not watch its request's context). A stale write
+// landed is a write whose token is lower than a write already landed on
+// the same key.
+//
+// The store only issues the tokens: it is one of the harness's backends
+// (harness.Backend), started by Run.
+package stall
 
 import (
 	"context"
@@ -15,24 +28,16 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/harness"
 	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/resource"
 	"github.com/leasehold-go/leasehold/fence"
 )
 
-// W7 is fence.Middleware under writers that stall between admission and
-// write, over real HTTP. Writers take leases on the store, send one fenced
-// write each with the lease's token, give up on the write after
-// StallConfig.Timeout and release the lease; the next writer then takes the
-// key with a higher token. The server's handler, behind the middleware,
-// stalls at random after the admission for longer than that timeout, and
-// lands its write whether or not the client is still there (a handler that
-// does not watch its request's context). A stale write landed is a write
-// whose token is lower than a write already landed on the same key.
-
-// StallConfig configures one run of the middleware-stall workload (W7).
-type StallConfig struct {
-	Backend Backend // the store the writers lease their keys from
-	Open    Opener
+// Config configures one run of the middleware-stall workload (W7).
+type Config struct {
+	Backend harness.Backend // the store the writers lease their keys from
+	Open    harness.Opener
 	Dir     string // the store's files
 	// Unsafe wraps the handler with fence.MiddlewareOptions{UnsafeConcurrent:
 	// true}: the negative control, which must land stale writes.
@@ -53,7 +58,7 @@ type StallConfig struct {
 
 // stallServer is W7's HTTP service.
 type stallServer struct {
-	cfg StallConfig
+	cfg Config
 
 	mu        sync.Mutex
 	rng       *rand.Rand
@@ -100,15 +105,15 @@ func (s *stallServer) land(w http.ResponseWriter, q *http.Request) {
 	if stall > 0 && s.arrived[key] > token {
 		s.overtaken++
 	}
-	s.lands = append(s.lands, check.Landing{Key: key, Token: token, T: history.Mono(), Req: q.Header.Get(HeaderReq)})
+	s.lands = append(s.lands, check.Landing{Key: key, Token: token, T: history.Mono(), Req: q.Header.Get(resource.HeaderReq)})
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // withDefaults fills in the defaults and checks the required fields.
-func (cfg StallConfig) withDefaults() (StallConfig, error) {
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Backend == nil || cfg.Open == nil || cfg.Dir == "" {
-		return cfg, errors.New("faults: StallConfig needs Backend, Open and Dir")
+		return cfg, errors.New("faults: stall.Config needs Backend, Open and Dir")
 	}
 	if cfg.Writers == 0 {
 		cfg.Writers = 4
@@ -128,9 +133,9 @@ func (cfg StallConfig) withDefaults() (StallConfig, error) {
 	return cfg, nil
 }
 
-// RunStall runs W7 once: it starts the store and the service, runs the
+// Run runs W7 once: it starts the store and the service, runs the
 // writers for cfg.Duration and checks the landing order.
-func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err error) {
+func Run(ctx context.Context, cfg Config) (res *check.StallResult, err error) {
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -187,7 +192,7 @@ func RunStall(ctx context.Context, cfg StallConfig) (res *check.StallResult, err
 
 // runStallWriters runs cfg.Writers writers against the service at base for
 // cfg.Duration, adding up their counts in res.
-func runStallWriters(ctx context.Context, cfg StallConfig, url, base string, res *check.StallResult) error {
+func runStallWriters(ctx context.Context, cfg Config, url, base string, res *check.StallResult) error {
 	mode := "default options"
 	if cfg.Unsafe {
 		mode = "UnsafeConcurrent (negative control)"
@@ -222,7 +227,7 @@ func runStallWriters(ctx context.Context, cfg StallConfig, url, base string, res
 
 // setUpStore opens the store once, waiting for it to answer, and runs its
 // migration if it has one.
-func setUpStore(ctx context.Context, open Opener, url string) error {
+func setUpStore(ctx context.Context, open harness.Opener, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
@@ -247,7 +252,7 @@ type stallCounts struct{ sent, refused, gaveUp, unavailable int }
 // runStallWriter takes a lease on a random key, sends one fenced write
 // with its token, waits for it at most cfg.Timeout, releases the lease and
 // starts again, until ctx ends.
-func runStallWriter(ctx context.Context, cfg StallConfig, url, base string, idx int) (stallCounts, error) {
+func runStallWriter(ctx context.Context, cfg Config, url, base string, idx int) (stallCounts, error) {
 	var c stallCounts
 	store, err := cfg.Open(ctx, url)
 	if err != nil {
@@ -281,7 +286,7 @@ func runStallWriter(ctx context.Context, cfg StallConfig, url, base string, idx 
 			cancel()
 			return c, err
 		}
-		req.Header.Set(HeaderReq, fmt.Sprintf("w%d-%d", idx, n))
+		req.Header.Set(resource.HeaderReq, fmt.Sprintf("w%d-%d", idx, n))
 		c.sent++
 		resp, err := hc.Do(req)
 		switch {

@@ -1,4 +1,9 @@
-package harness
+// Package clock holds the fault harness's two clock faults: Rate, a
+// leasehold.Clock running faster or slower than real time, which a holder
+// process uses for F12 (the slow holder clock), and the step of a store
+// server's wall clock for F11 (Probe, WriteShift): libfaketime, or the
+// harness's own LD_PRELOAD library, clockshift, compiled at run time.
+package clock
 
 import (
 	"time"
@@ -6,32 +11,32 @@ import (
 	"github.com/leasehold-go/leasehold"
 )
 
-// RateClock is a leasehold.Clock that runs at Rate times the speed of the
+// Rate is a leasehold.Clock that runs at Rate times the speed of the
 // real monotonic clock: a Rate below 1 is a slow clock (the holder believes
 // less time has passed than has), above 1 a fast one. It models a holder
 // whose clock rate differs from the store's by more or less than the
 // client's Options.Rho.
-type RateClock struct {
+type Rate struct {
 	rate float64
 	base time.Time
 }
 
-// NewRateClock returns a clock running at rate (> 0) from now on.
-func NewRateClock(rate float64) *RateClock {
+// NewRate returns a clock running at rate (> 0) from now on.
+func NewRate(rate float64) *Rate {
 	if rate <= 0 {
 		panic("faults: clock rate must be positive")
 	}
-	return &RateClock{rate: rate, base: time.Now()}
+	return &Rate{rate: rate, base: time.Now()}
 }
 
 // Now returns base + elapsed x rate.
-func (c *RateClock) Now() time.Time {
+func (c *Rate) Now() time.Time {
 	return c.base.Add(time.Duration(float64(time.Since(c.base)) * c.rate))
 }
 
 // NewTimer returns a timer that fires when d has passed on this clock, that
 // is after d / rate of real time.
-func (c *RateClock) NewTimer(d time.Duration) leasehold.Timer {
+func (c *Rate) NewTimer(d time.Duration) leasehold.Timer {
 	return rateTimer{time.NewTimer(time.Duration(float64(d) / c.rate))}
 }
 

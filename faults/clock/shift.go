@@ -1,4 +1,4 @@
-package harness
+package clock
 
 import (
 	"context"
@@ -31,20 +31,46 @@ import (
 // nanoseconds, read from a file it maps at load time (CLOCKSHIFT_FILE),
 // and leaves the monotonic clocks alone. It never calls malloc, which is
 // what makes it load where libfaketime does not. The harness steps the
-// clock by writing a new offset into that file (writeShift); the server
+// clock by writing a new offset into that file (WriteShift); the server
 // sees it on its next call, with no signal and no restart.
 //
 // It is compiled at run time, with the machine's cc, into a temporary
 // folder, because it must match the machine's C library and the harness
 // ships as Go source only; the source has the .txt extension so that the
-// Go tool does not try to build it as part of the package. probeClock tries
+// Go tool does not try to build it as part of the package. Probe tries
 // libfaketime first, then clockshift, once per process, each under a
-// throwaway redis-server; Redis.Start then runs the store's server under
-// whichever worked (setupClock), and CanStepClock reports which, or why
-// neither did.
+// throwaway redis-server; the harness's Redis backend then runs the
+// store's server under whichever worked (Method.Env), and reports which,
+// or why neither did (Method.Note).
 
 //go:embed clockshift.c.txt
 var clockshiftC string
+
+// The ways Probe can find to step a server's wall clock.
+const (
+	Faketime   = "faketime"   // Debian's libfaketime; the offset file holds "+<seconds>s"
+	Clockshift = "clockshift" // the clockshift library; the offset file is written by WriteShift
+)
+
+// Method is how (and whether) redis-server's wall clock can be stepped on
+// this machine.
+type Method struct {
+	Mode string // Faketime, Clockshift, or "" when neither works
+	Lib  string // the LD_PRELOAD library
+	Note string // which way was found, or why none was
+}
+
+// Env returns the environment that runs a server under m, reading its
+// clock offset from file (nil when m.Mode is "").
+func (m Method) Env(file string) []string {
+	switch m.Mode {
+	case Faketime:
+		return faketimeEnv(m.Lib, file)
+	case Clockshift:
+		return []string{"LD_PRELOAD=" + m.Lib, "CLOCKSHIFT_FILE=" + file}
+	}
+	return nil
+}
 
 // faketimeLibs are where Debian's faketime package puts libfaketime.
 var faketimeLibs = []string{
@@ -57,9 +83,9 @@ func faketimeEnv(lib, file string) []string {
 	return []string{"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + file, "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"}
 }
 
-// writeShift stores d (nanoseconds, little-endian int64) where the
+// WriteShift stores d (nanoseconds, little-endian int64) where the
 // clockshift library reads it.
-func writeShift(path string, d time.Duration) error {
+func WriteShift(path string, d time.Duration) error {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(int64(d)))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -81,23 +107,12 @@ var clockProbe struct {
 	dir  string
 }
 
-// setupClock finds a way to step the server's clock and returns the
-// environment that installs it: libfaketime if redis-server runs under it,
-// else the clockshift library. It tries once per process, starting a
-// throwaway server under each.
-func (b *Redis) setupClock(dir string) ([]string, error) {
+// Probe finds how redis-server's clock can be stepped here. It tries once
+// per process, starting a throwaway server under each way, and returns
+// the same answer after that.
+func Probe() Method {
 	clockProbe.once.Do(probeClock)
-	b.clock = clockProbe.mode
-	b.clockNote = clockProbe.note
-	switch b.clock {
-	case "faketime":
-		b.clockFile = filepath.Join(dir, "faketime")
-		return faketimeEnv(clockProbe.lib, b.clockFile), os.WriteFile(b.clockFile, []byte("+0\n"), 0o644)
-	case "clockshift":
-		b.clockFile = filepath.Join(dir, "clockshift")
-		return []string{"LD_PRELOAD=" + clockProbe.lib, "CLOCKSHIFT_FILE=" + b.clockFile}, writeShift(b.clockFile, 0)
-	}
-	return nil, nil
+	return Method{Mode: clockProbe.mode, Lib: clockProbe.lib, Note: clockProbe.note}
 }
 
 // probeClock finds how redis-server's clock can be stepped here: it starts
@@ -158,7 +173,7 @@ func probeClock() {
 		return
 	}
 	f := filepath.Join(d, "clockshift.off")
-	if err := writeShift(f, 0); err != nil {
+	if err := WriteShift(f, 0); err != nil {
 		clockProbe.note = err.Error()
 		return
 	}
@@ -170,8 +185,9 @@ func probeClock() {
 	clockProbe.note = strings.Join(notes, "; ") + "; F11 steps the Redis server's clock with the harness's clockshift library instead"
 }
 
-// CleanupClockProbe removes the files of the clock probe (call at exit).
-func CleanupClockProbe() {
+// CleanupProbe removes the files of Probe, the clockshift library among
+// them (call at exit).
+func CleanupProbe() {
 	if clockProbe.dir != "" {
 		_ = os.RemoveAll(clockProbe.dir)
 	}

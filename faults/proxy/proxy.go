@@ -1,4 +1,9 @@
-package harness
+// Package proxy is the fault harness's TCP proxy: one between each holder
+// and each store endpoint, whose faults (latency, dropped replies, resets,
+// partitions, a lost reply followed by delayed requests) hit that holder's
+// link to the store alone. Package pgwire, below it, recognises
+// PostgreSQL messages in the bytes it forwards.
+package proxy
 
 import (
 	"errors"
@@ -165,8 +170,8 @@ func (p *Proxy) lateDelivered() {
 	p.mu.Unlock()
 }
 
-// NewProxy listens on a free loopback port and forwards to upstream.
-func NewProxy(upstream string) (*Proxy, error) {
+// New listens on a free loopback port and forwards to upstream.
+func New(upstream string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

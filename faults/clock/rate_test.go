@@ -1,16 +1,16 @@
-package harness_test
+package clock_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/clock"
 )
 
-// TestRateClock checks the slow clock against real time measured around
+// TestRate checks the slow clock against real time measured around
 // its readings: bounds that hold however the machine schedules the test.
-func TestRateClock(t *testing.T) {
-	c := harness.NewRateClock(0.5)
+func TestRate(t *testing.T) {
+	c := clock.NewRate(0.5)
 	r0 := time.Now()
 	c0 := c.Now()
 	r1 := time.Now()

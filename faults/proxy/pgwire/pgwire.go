@@ -1,13 +1,13 @@
-package harness
+// Package pgwire holds the PostgreSQL wire-protocol readers the late
+// clean-up fault (F5c) uses to recognise, in the bytes its proxy forwards,
+// a granted lease-row acquire and a statement being run: the postgres
+// backend hands them to proxy.Proxy.LoseReplyDelayRequests.
+package pgwire
 
 import (
 	"bytes"
 	"encoding/binary"
 )
-
-// The PostgreSQL wire-protocol readers the late clean-up fault (F5c) uses
-// to recognise, in the bytes its proxy forwards, a granted lease-row
-// acquire and a statement being run.
 
 // pgMessages calls f with the type and body of each protocol message in
 // chunk (which starts at a message boundary, as the client and the server
@@ -23,12 +23,12 @@ func pgMessages(b []byte, f func(typ byte, body []byte)) {
 	}
 }
 
-// grantedLeaseReply reports whether chunk, read from the server, holds the
+// GrantedLeaseReply reports whether chunk, read from the server, holds the
 // answer of a lease-row acquire that granted the key: the upsert's
 // CommandComplete ("INSERT 0 1") after a DataRow of one column (the token;
 // an acquire that finds the key held returns no row, "INSERT 0 0"). No
 // other statement of the store inserts.
-func grantedLeaseReply(b []byte) bool {
+func GrantedLeaseReply(b []byte) bool {
 	row, insert := false, false
 	pgMessages(b, func(typ byte, msg []byte) {
 		switch typ {
@@ -41,9 +41,9 @@ func grantedLeaseReply(b []byte) bool {
 	return insert
 }
 
-// runsStatement reports whether chunk, sent by the client, runs a
+// RunsStatement reports whether chunk, sent by the client, runs a
 // statement: an Execute of the extended protocol or a simple Query.
-func runsStatement(b []byte) bool {
+func RunsStatement(b []byte) bool {
 	found := false
 	pgMessages(b, func(typ byte, _ []byte) { found = found || typ == 'E' || typ == 'Q' })
 	return found

@@ -1,4 +1,8 @@
-package harness
+// Package resource is the fault harness's protected resource: an HTTP
+// service (Server) holding, per key, an unfenced counter (W1) and a fenced
+// register (W2) behind fence.Middleware, which records every operation to
+// a history, and the handle (Client) the holder processes reach it with.
+package resource
 
 import (
 	"context"
@@ -25,11 +29,11 @@ const (
 	HeaderReq    = "X-Req"    // request id
 )
 
-// Resource is the protected resource: per key, an unfenced counter (W1) and
+// Server is the protected resource: per key, an unfenced counter (W1) and
 // a fenced register (W2) behind fence.Middleware. It records every read,
 // write, admission and refusal, with its own CLOCK_MONOTONIC timestamps, in
 // the order it performed them.
-type Resource struct {
+type Server struct {
 	rec      history.Recorder
 	disabled bool // mutation: the fence admits everything
 
@@ -43,11 +47,11 @@ type Resource struct {
 	ln  net.Listener
 }
 
-// NewResource returns a resource that records to rec. With fenceDisabled
+// New returns a resource that records to rec. With fenceDisabled
 // the register admits every write whatever its token (the mutation that
 // the checkers must catch).
-func NewResource(rec history.Recorder, fenceDisabled bool) *Resource {
-	return &Resource{
+func New(rec history.Recorder, fenceDisabled bool) *Server {
+	return &Server{
 		rec: rec, disabled: fenceDisabled,
 		counters: make(map[string]int64), values: make(map[string]int64),
 		shadow: make(map[string]uint64),
@@ -59,7 +63,7 @@ type metaKey struct{}
 type reqMeta struct{ holder, owner, req string }
 
 // Start serves on a free loopback port until Close.
-func (r *Resource) Start() error {
+func (r *Server) Start() error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -81,10 +85,10 @@ func (r *Resource) Start() error {
 }
 
 // URL returns the resource's base URL.
-func (r *Resource) URL() string { return "http://" + r.ln.Addr().String() }
+func (r *Server) URL() string { return "http://" + r.ln.Addr().String() }
 
 // Close stops the server.
-func (r *Resource) Close() error {
+func (r *Server) Close() error {
 	if r.srv == nil {
 		return nil
 	}
@@ -98,7 +102,7 @@ func (r *Resource) Close() error {
 
 // admit is the fence's guard: the MemoryGuard (or, in the mutation, no
 // check at all), recorded in the same critical section as the decision.
-func (r *Resource) admit(ctx context.Context, key string, token uint64) error {
+func (r *Server) admit(ctx context.Context, key string, token uint64) error {
 	m, _ := ctx.Value(metaKey{}).(reqMeta)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -119,7 +123,7 @@ func (r *Resource) admit(ctx context.Context, key string, token uint64) error {
 }
 
 // fwrite stores the value of an admitted register write.
-func (r *Resource) fwrite(w http.ResponseWriter, q *http.Request) {
+func (r *Server) fwrite(w http.ResponseWriter, q *http.Request) {
 	v, err := strconv.ParseInt(q.URL.Query().Get("v"), 10, 64)
 	if err != nil {
 		http.Error(w, "bad v", http.StatusBadRequest)
@@ -137,7 +141,7 @@ func labels(q *http.Request) (holder, owner, req string, token uint64) {
 }
 
 // read returns the counter (W1).
-func (r *Resource) read(w http.ResponseWriter, q *http.Request) {
+func (r *Server) read(w http.ResponseWriter, q *http.Request) {
 	key := q.PathValue("key")
 	holder, owner, req, token := labels(q)
 	r.mu.Lock()
@@ -148,7 +152,7 @@ func (r *Resource) read(w http.ResponseWriter, q *http.Request) {
 }
 
 // cwrite sets the counter, unconditionally (W1).
-func (r *Resource) cwrite(w http.ResponseWriter, q *http.Request) {
+func (r *Server) cwrite(w http.ResponseWriter, q *http.Request) {
 	key := q.PathValue("key")
 	holder, owner, req, token := labels(q)
 	v, err := strconv.ParseInt(q.URL.Query().Get("v"), 10, 64)
@@ -166,20 +170,20 @@ func (r *Resource) cwrite(w http.ResponseWriter, q *http.Request) {
 }
 
 // Counter returns the counter of key.
-func (r *Resource) Counter(key string) int64 {
+func (r *Server) Counter(key string) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.counters[key]
 }
 
-// ResourceClient is a holder's handle on the resource.
-type ResourceClient struct {
+// Client is a holder's handle on the resource.
+type Client struct {
 	Base   string
 	Holder string
 	HTTP   *http.Client
 }
 
-func (c *ResourceClient) do(ctx context.Context, method, path string, hdr map[string]string) (*http.Response, error) {
+func (c *Client) do(ctx context.Context, method, path string, hdr map[string]string) (*http.Response, error) {
 	q, err := http.NewRequestWithContext(ctx, method, c.Base+path, nil)
 	if err != nil {
 		return nil, err
@@ -192,7 +196,7 @@ func (c *ResourceClient) do(ctx context.Context, method, path string, hdr map[st
 }
 
 // Read reads key's counter.
-func (c *ResourceClient) Read(ctx context.Context, key, owner, req string, token uint64) (int64, error) {
+func (c *Client) Read(ctx context.Context, key, owner, req string, token uint64) (int64, error) {
 	resp, err := c.do(ctx, http.MethodGet, "/counter/"+key, map[string]string{HeaderOwner: owner, HeaderReq: req, HeaderToken: strconv.FormatUint(token, 10)})
 	if err != nil {
 		return 0, err
@@ -209,7 +213,7 @@ func (c *ResourceClient) Read(ctx context.Context, key, owner, req string, token
 }
 
 // WriteCounter sets key's counter to v, unfenced. It returns the HTTP status.
-func (c *ResourceClient) WriteCounter(ctx context.Context, key, owner, req string, token uint64, v int64) (int, error) {
+func (c *Client) WriteCounter(ctx context.Context, key, owner, req string, token uint64, v int64) (int, error) {
 	resp, err := c.do(ctx, http.MethodPut, "/counter/"+key+"?v="+strconv.FormatInt(v, 10), map[string]string{HeaderOwner: owner, HeaderReq: req, HeaderToken: strconv.FormatUint(token, 10)})
 	if err != nil {
 		return 0, err
@@ -220,7 +224,7 @@ func (c *ResourceClient) WriteCounter(ctx context.Context, key, owner, req strin
 
 // WriteRegister writes v to key's fenced register with token in
 // fence.Header. It returns the HTTP status: 204 admitted, 409 fenced out.
-func (c *ResourceClient) WriteRegister(ctx context.Context, key, owner, req string, token uint64, v int64) (int, error) {
+func (c *Client) WriteRegister(ctx context.Context, key, owner, req string, token uint64, v int64) (int, error) {
 	resp, err := c.do(ctx, http.MethodPost, "/register/"+key+"?v="+strconv.FormatInt(v, 10), map[string]string{HeaderOwner: owner, HeaderReq: req, fence.Header: fence.FormatToken(token)})
 	if err != nil {
 		return 0, err
@@ -232,8 +236,8 @@ func (c *ResourceClient) WriteRegister(ctx context.Context, key, owner, req stri
 	return resp.StatusCode, nil
 }
 
-// keyPath rejects keys the resource's paths cannot carry.
-func keyPath(key string) error {
+// CheckKey rejects keys the resource's paths cannot carry.
+func CheckKey(key string) error {
 	if key == "" || strings.ContainsAny(key, "/?#% ") {
 		return fmt.Errorf("faults: key %q cannot be used in a resource path", key)
 	}

@@ -1,4 +1,4 @@
-package harness_test
+package resource_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/leasehold-go/leasehold/faults/check"
-	"github.com/leasehold-go/leasehold/faults/harness"
 	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/resource"
 )
 
-func startResource(t *testing.T, disabled bool) (*harness.Resource, *history.MemRecorder, *harness.ResourceClient) {
+func startResource(t *testing.T, disabled bool) (*resource.Server, *history.MemRecorder, *resource.Client) {
 	t.Helper()
 	rec := history.NewMemRecorder("res", nil)
-	r := harness.NewResource(rec, disabled)
+	r := resource.New(rec, disabled)
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func startResource(t *testing.T, disabled bool) (*harness.Resource, *history.Mem
 		hc.CloseIdleConnections()
 		r.Close()
 	})
-	return r, rec, &harness.ResourceClient{Base: r.URL(), Holder: "h", HTTP: hc}
+	return r, rec, &resource.Client{Base: r.URL(), Holder: "h", HTTP: hc}
 }
 
 func TestResourceFencesStaleWrites(t *testing.T) {

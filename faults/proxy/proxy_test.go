@@ -1,4 +1,4 @@
-package harness_test
+package proxy_test
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/proxy"
 )
 
 // echoServer answers each line with the same line, and counts lines.
@@ -69,9 +69,9 @@ func newEcho(t *testing.T) *echoServer {
 	return e
 }
 
-func newProxy(t *testing.T, e *echoServer) *harness.Proxy {
+func newProxy(t *testing.T, e *echoServer) *proxy.Proxy {
 	t.Helper()
-	p, err := harness.NewProxy(e.ln.Addr().String())
+	p, err := proxy.New(e.ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func newProxy(t *testing.T, e *echoServer) *harness.Proxy {
 	return p
 }
 
-func dial(t *testing.T, p *harness.Proxy) (net.Conn, *bufio.Reader) {
+func dial(t *testing.T, p *proxy.Proxy) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {

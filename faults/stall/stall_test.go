@@ -1,4 +1,4 @@
-package harness_test
+package stall_test
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/harness"
 	"github.com/leasehold-go/leasehold/faults/report"
+	"github.com/leasehold-go/leasehold/faults/stall"
 	"github.com/leasehold-go/leasehold/storeurl"
 )
 
 func runStall(t *testing.T, unsafe bool) *check.StallResult {
 	t.Helper()
-	r, err := harness.RunStall(context.Background(), harness.StallConfig{
+	r, err := stall.Run(context.Background(), stall.Config{
 		Backend: &harness.SQLite{}, Open: storeurl.Open, Dir: t.TempDir(),
 		Unsafe: unsafe, Duration: 3 * time.Second, Seed: 42, Log: t.Logf,
 	})
