@@ -90,11 +90,15 @@ func rawPassword(rawURL string) string {
 	return pw
 }
 
-// lookup returns the store table's row for u's scheme.
+// lookup returns the store table's row for u's scheme, refusing a store
+// this binary was built without.
 func lookup(u *url.URL) (Kind, error) {
 	k, ok := Lookup(u.Scheme)
 	if !ok {
 		return Kind{}, fmt.Errorf("%w %q in %q; %s", ErrUnknownScheme, u.Scheme, u.Redacted(), supported())
+	}
+	if k.LeftOut {
+		return Kind{}, leftOutError(k, u.Scheme)
 	}
 	return k, nil
 }

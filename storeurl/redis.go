@@ -1,0 +1,38 @@
+//go:build !leasehold_no_redis
+
+package storeurl
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/redis/goredis"
+)
+
+// redisRow is one Redis server, over go-redis; the build tag
+// leasehold_no_redis leaves it out, with Redlock (redis_leftout.go).
+func redisRow() Kind {
+	return Kind{
+		Name: "redis", Title: "Redis", Schemes: []string{"redis", "rediss"},
+		Package: "redis", Adapters: []string{"redis/goredis", "redis/rueidis"},
+		URLs:     []string{"redis://host:port/db"},
+		Usage:    "redis://host:port/db    (rediss:// for TLS)",
+		CheckURL: checkRedis, Open: openRedis,
+		FaultBackends: []string{"redis"},
+		Servers:       []string{"redis"},
+		BuildTag:      "leasehold_no_redis",
+		Token:         "counter in the acquire script, floored by the server's `TIME` so a restart without persistence cannot reuse a token",
+		Notes:         "see redis/README.md",
+	}
+}
+
+func checkRedis(rawURL string) error { return goredis.CheckURL(rawURL) }
+
+func openRedis(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
+	s, err := goredis.OpenURL(ctx, rawURL)
+	if err != nil {
+		return nil, err // never the typed nil *Store: a non-nil Store with its error
+	}
+	return s, nil
+}
