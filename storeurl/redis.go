@@ -4,7 +4,10 @@ package storeurl
 
 import (
 	"context"
+	"log/slog"
 	"net/url"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/redis/goredis"
@@ -18,7 +21,7 @@ func redisRow() Kind {
 		Package: "redis", Adapters: []string{"redis/goredis", "redis/rueidis"},
 		URLs:     []string{"redis://host:port/db"},
 		Usage:    "redis://host:port/db    (rediss:// for TLS)",
-		CheckURL: checkRedis, Open: openRedis,
+		CheckURL: checkRedis, Open: openRedis, LogTo: goRedisLogTo,
 		FaultBackends: []string{"redis"},
 		Servers:       []string{"redis"},
 		BuildTag:      "leasehold_no_redis",
@@ -35,4 +38,15 @@ func openRedis(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store,
 		return nil, err // never the typed nil *Store: a non-nil Store with its error
 	}
 	return s, nil
+}
+
+// goRedisLogTo sends go-redis's own log lines (failed dials, pool trouble)
+// to l, or drops them when l is nil; go-redis has one logger per process.
+// Redlock's row shares it: RouteClientLogs calls it once per row.
+func goRedisLogTo(l *slog.Logger) {
+	if l == nil {
+		goredis.SilenceLogger()
+		return
+	}
+	redis.SetLogger(goredis.SlogLogger(l))
 }

@@ -2,6 +2,7 @@ package storeurl
 
 import (
 	"context"
+	"log/slog"
 	"net/url"
 
 	"github.com/leasehold-go/leasehold"
@@ -46,6 +47,10 @@ type Kind struct {
 	// Migrate creates or upgrades the store's schema; nil when it keeps
 	// none (Migrate reports ErrNoMigration).
 	Migrate func(ctx context.Context, rawURL string) error
+	// LogTo sends the log lines that the store's client library writes to
+	// a process-wide logger of its own to l, or drops them when l is nil;
+	// nil when the library writes none. See RouteClientLogs.
+	LogTo func(l *slog.Logger)
 	// Memory says how leasehold bench --scale measures the memory that
 	// holds the store's leases.
 	Memory Memory
@@ -95,6 +100,19 @@ func Stores() []Kind {
 	return []Kind{
 		sqliteRow(), memoryRow(), redisRow(), redlockRow(), postgresRow(),
 		etcdRow(), consulRow(), zookeeperRow(), azblobRow(), s3Row(),
+	}
+}
+
+// RouteClientLogs sends the log lines that the stores' client libraries
+// write to their process-wide loggers (go-redis's, for one) to l, or drops
+// them when l is nil: a store's error already says what failed. It sets
+// process-wide state, so only a program's main should call it. A store
+// this binary was built without is left alone.
+func RouteClientLogs(l *slog.Logger) {
+	for _, k := range Stores() {
+		if k.LogTo != nil {
+			k.LogTo(l)
+		}
 	}
 }
 
