@@ -4,9 +4,7 @@ package storeurl
 
 import (
 	"context"
-	"net/url"
 
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/azblob"
 )
 
@@ -19,7 +17,7 @@ func azblobRow() Kind {
 		URLs:    []string{"azblob://account/container"},
 		Usage: "azblob://account/container[?endpoint=URL&auth=connstr|key|sas|default]\n" +
 			"                        one blob per key; `leasehold migrate` creates the container",
-		CheckURL: checkAzblob, Open: openAzblob, Migrate: migrateAzblob,
+		CheckURL: azblob.CheckURL, Open: openWith(azblob.OpenURL), Migrate: migrateAzblob,
 		FaultBackends:   []string{"azblob"},
 		FaultsOnlyNamed: "one pass takes about 12 minutes on its 15 s minimum TTL",
 		Servers:         []string{"azurite"},
@@ -29,16 +27,7 @@ func azblobRow() Kind {
 	}
 }
 
-func checkAzblob(rawURL string) error { return azblob.CheckURL(rawURL) }
-
-func openAzblob(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	s, err := azblob.OpenURL(ctx, rawURL)
-	if err != nil {
-		return nil, err // never the typed nil *Store: a non-nil Store with its error
-	}
-	return s, nil
-}
-
+// migrateAzblob creates the container that rawURL names.
 func migrateAzblob(ctx context.Context, rawURL string) error {
 	s, err := azblob.OpenURL(ctx, rawURL)
 	if err != nil {

@@ -2,13 +2,7 @@
 
 package storeurl
 
-import (
-	"context"
-	"net/url"
-
-	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/consul"
-)
+import "github.com/leasehold-go/leasehold/consul"
 
 // consulRow is Consul; the build tag leasehold_no_consul leaves it out
 // (consul_leftout.go).
@@ -19,21 +13,11 @@ func consulRow() Kind {
 		URLs:    []string{"consul://host:port/prefix?token=..."},
 		Usage: "consul://host:port[/prefix][?token=T]\n" +
 			"                        one agent (usually the local one); the token defaults to $CONSUL_HTTP_TOKEN",
-		CheckURL: checkConsul, Open: openConsul,
+		CheckURL: consul.CheckURL, Open: openWith(consul.OpenURL),
 		FaultBackends: []string{"consul"},
 		Servers:       []string{"consul"},
 		BuildTag:      "leasehold_no_consul",
 		Token:         "the entry's ModifyIndex at the lock (a Raft index)",
 		Notes:         "one session per TTL class; TTLs under Consul's 10 s session minimum ride a 10 s session",
 	}
-}
-
-func checkConsul(rawURL string) error { return consul.CheckURL(rawURL) }
-
-func openConsul(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	s, err := consul.OpenURL(ctx, rawURL)
-	if err != nil {
-		return nil, err // never the typed nil *Store: a non-nil Store with its error
-	}
-	return s, nil
 }

@@ -39,6 +39,19 @@ func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	return s, nil
 }
 
+// openWith makes a row's opener of a store's OpenURL. On error it returns
+// a nil Store, never the store's typed nil pointer in a non-nil interface
+// (whose Close would panic).
+func openWith[S leasehold.Store](open func(context.Context, string) (S, error)) func(context.Context, string, *url.URL) (leasehold.Store, error) {
+	return func(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
+		s, err := open(ctx, rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
 // check parses rawURL, finds its row and runs the row's CheckURL, without
 // contacting anything. Its errors wrap ErrBadURL or ErrUnknownScheme and
 // never show the URL's password.

@@ -3,13 +3,10 @@
 package storeurl
 
 import (
-	"context"
 	"log/slog"
-	"net/url"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/redis/goredis"
 )
 
@@ -21,23 +18,13 @@ func redisRow() Kind {
 		Package: "redis", Adapters: []string{"redis/goredis", "redis/rueidis"},
 		URLs:     []string{"redis://host:port/db"},
 		Usage:    "redis://host:port/db    (rediss:// for TLS)",
-		CheckURL: checkRedis, Open: openRedis, LogTo: goRedisLogTo,
+		CheckURL: goredis.CheckURL, Open: openWith(goredis.OpenURL), LogTo: goRedisLogTo,
 		FaultBackends: []string{"redis"},
 		Servers:       []string{"redis"},
 		BuildTag:      "leasehold_no_redis",
 		Token:         "counter in the acquire script, floored by the server's `TIME` so a restart without persistence cannot reuse a token",
 		Notes:         "see redis/README.md",
 	}
-}
-
-func checkRedis(rawURL string) error { return goredis.CheckURL(rawURL) }
-
-func openRedis(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	s, err := goredis.OpenURL(ctx, rawURL)
-	if err != nil {
-		return nil, err // never the typed nil *Store: a non-nil Store with its error
-	}
-	return s, nil
 }
 
 // goRedisLogTo sends go-redis's own log lines (failed dials, pool trouble)

@@ -2,13 +2,7 @@
 
 package storeurl
 
-import (
-	"context"
-	"net/url"
-
-	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/redis/goredis"
-)
+import "github.com/leasehold-go/leasehold/redis/goredis"
 
 // redlockRow is Redlock over independent Redis masters, over go-redis; the
 // build tag leasehold_no_redis leaves it out, with Redis
@@ -19,21 +13,11 @@ func redlockRow() Kind {
 		Package: "redis/redlock", Adapters: []string{"redis/goredis", "redis/rueidis"},
 		URLs:     []string{"redlock://h1:p1,h2:p2,h3:p3"},
 		Usage:    "redlock://host1:port,host2:port,...",
-		CheckURL: checkRedlock, Open: openRedlock,
+		CheckURL: goredis.CheckRedlockURL, Open: openWith(goredis.OpenRedlockURL),
 		FaultBackends: []string{"redlock"},
 		Servers:       []string{"redis"},
 		BuildTag:      "leasehold_no_redis",
 		Token:         "**not a safe fence** (`Info().SafeTokens == false`)",
 		Notes:         "quorum of independent masters",
 	}
-}
-
-func checkRedlock(rawURL string) error { return goredis.CheckRedlockURL(rawURL) }
-
-func openRedlock(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	s, err := goredis.OpenRedlockURL(ctx, rawURL)
-	if err != nil {
-		return nil, err // never the typed nil *Store: a non-nil Store with its error
-	}
-	return s, nil
 }

@@ -2,13 +2,7 @@
 
 package storeurl
 
-import (
-	"context"
-	"net/url"
-
-	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/s3"
-)
+import "github.com/leasehold-go/leasehold/s3"
 
 // s3Row is S3 conditional writes; the build tag leasehold_no_s3 leaves it
 // out, with the AWS SDK (s3_leftout.go).
@@ -19,7 +13,7 @@ func s3Row() Kind {
 		URLs:    []string{"s3://bucket/prefix?endpoint=URL&region=R"},
 		Usage: "s3://bucket[/prefix][?endpoint=URL&region=R&access_key=K&secret_key=S]\n" +
 			"                        one object per key (credentials also from AWS_ACCESS_KEY_ID...); `leasehold migrate` creates the bucket",
-		CheckURL: checkS3, Open: openS3, Migrate: migrateS3,
+		CheckURL: s3.CheckURL, Open: openWith(s3.OpenURL), Migrate: s3.MigrateURL,
 		FaultBackends: []string{"s3"},
 		Servers:       []string{"versitygw"},
 		BuildTag:      "leasehold_no_s3",
@@ -27,15 +21,3 @@ func s3Row() Kind {
 		Notes:         "conditional writes (If-None-Match, If-Match); the server's clock (Last-Modified, Date) ends a lease; a server that ignores the conditions is refused at open",
 	}
 }
-
-func checkS3(rawURL string) error { return s3.CheckURL(rawURL) }
-
-func openS3(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
-	s, err := s3.OpenURL(ctx, rawURL)
-	if err != nil {
-		return nil, err // never the typed nil *Store: a non-nil Store with its error
-	}
-	return s, nil
-}
-
-func migrateS3(ctx context.Context, rawURL string) error { return s3.MigrateURL(ctx, rawURL) }
