@@ -9,13 +9,14 @@ import (
 	"github.com/leasehold-go/leasehold/postgres"
 )
 
-// TestLostReplyCleanupSparesLaterGrant replays issue 11's interleaving on
-// the lease-row mode, with one owner id for both attempts (as a caller that
-// retries with the same owner): attempt 1 is applied but its reply is lost,
-// its clean-up is held in flight, attempt 1's grant ends, attempt 2 wins
-// the key, and only then does the clean-up reach the server. It must leave
-// attempt 2's grant alone. Without the hold, the clean-up frees the key at
-// once.
+// TestLostReplyCleanupSparesLaterGrant replays the lost-reply interleaving,
+// in which the delayed clean-up of an ambiguous acquire could free a later
+// grant of the same owner, on the lease-row mode, with one owner id for both
+// attempts (as a caller that retries with the same owner): attempt 1 is
+// applied but its reply is lost, its clean-up is held in flight, attempt 1's
+// grant ends, attempt 2 wins the key, and only then does the clean-up reach
+// the server. It must leave attempt 2's grant alone. Without the hold, the
+// clean-up frees the key at once.
 func TestLostReplyCleanupSparesLaterGrant(t *testing.T) {
 	for _, c := range []struct {
 		name string

@@ -32,13 +32,3 @@ func Migrate(ctx context.Context, rawURL string) error {
 	}
 	return k.Migrate(ctx, rawURL)
 }
-
-// migrateSQLite opens and closes the embedded store, which creates or
-// upgrades its schema when it is opened.
-func migrateSQLite(ctx context.Context, rawURL string) error {
-	s, err := openSQLite(ctx, rawURL, nil)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-}

@@ -39,6 +39,19 @@ func Open(ctx context.Context, rawURL string) (leasehold.Store, error) {
 	return s, nil
 }
 
+// openWith makes a row's opener of a store's OpenURL. On error it returns
+// a nil Store, never the store's typed nil pointer in a non-nil interface
+// (whose Close would panic).
+func openWith[S leasehold.Store](open func(context.Context, string) (S, error)) func(context.Context, string, *url.URL) (leasehold.Store, error) {
+	return func(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store, error) {
+		s, err := open(ctx, rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
 // check parses rawURL, finds its row and runs the row's CheckURL, without
 // contacting anything. Its errors wrap ErrBadURL or ErrUnknownScheme and
 // never show the URL's password.
@@ -90,11 +103,15 @@ func rawPassword(rawURL string) string {
 	return pw
 }
 
-// lookup returns the store table's row for u's scheme.
+// lookup returns the store table's row for u's scheme, refusing a store
+// this binary was built without.
 func lookup(u *url.URL) (Kind, error) {
 	k, ok := Lookup(u.Scheme)
 	if !ok {
 		return Kind{}, fmt.Errorf("%w %q in %q; %s", ErrUnknownScheme, u.Scheme, u.Redacted(), supported())
+	}
+	if k.LeftOut {
+		return Kind{}, leftOutError(k, u.Scheme)
 	}
 	return k, nil
 }

@@ -6,10 +6,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/redis/goredis"
+	"github.com/leasehold-go/leasehold/storeurl"
 )
 
 // logLevels are the values of $LEASEHOLD_LOG.
@@ -23,24 +21,25 @@ var logLevels = map[string]slog.Level{
 // debug, info, warn or error, they go to w as slog text lines at that
 // level, with the lease events (SlogObserver: grants and releases at debug,
 // failed renewals at warn, losses at error). It sets the process-wide
-// loggers (slog's default, go-redis's), which only main may do, and returns
+// loggers (slog's default, the store client libraries' through
+// storeurl.RouteClientLogs), which only main may do, and returns
 // the logger, nil when off.
 func setupLogging(env string, w io.Writer) (*slog.Logger, error) {
 	value := strings.ToLower(strings.TrimSpace(env))
 	if value == "" || value == "off" {
 		slog.SetDefault(slog.New(slog.DiscardHandler))
-		goredis.SilenceLogger()
+		storeurl.RouteClientLogs(nil)
 		return nil, nil
 	}
 	level, ok := logLevels[value]
 	if !ok {
 		slog.SetDefault(slog.New(slog.DiscardHandler))
-		goredis.SilenceLogger()
+		storeurl.RouteClientLogs(nil)
 		return nil, fmt.Errorf("LEASEHOLD_LOG=%q: want debug, info, warn, error or off", env)
 	}
 	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
-	redis.SetLogger(goredis.SlogLogger(l))
+	storeurl.RouteClientLogs(l)
 	return l, nil
 }
 

@@ -3,8 +3,6 @@ package harness
 import (
 	"context"
 	"errors"
-	"net/url"
-	"path/filepath"
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
@@ -103,30 +101,6 @@ type LateCleanup struct {
 type TakeoverBounder interface {
 	TakeoverBound(ttl time.Duration) float64
 }
-
-// SQLite is the embedded store: a file, no server. Its "store kill" is the
-// kill of every process using the file at once.
-type SQLite struct{ path string }
-
-// Name implements Backend.
-func (b *SQLite) Name() string { return "sqlite" }
-
-// Start implements Backend.
-func (b *SQLite) Start(_ context.Context, dir string) error {
-	b.path = filepath.Join(dir, "leases.db")
-	return nil
-}
-
-// Endpoints implements Backend: none.
-func (b *SQLite) Endpoints() []string { return nil }
-
-// URL implements Backend.
-func (b *SQLite) URL([]string) string {
-	return (&url.URL{Scheme: "sqlite", Path: filepath.ToSlash(b.path)}).String()
-}
-
-// Close implements Backend.
-func (b *SQLite) Close() error { return nil }
 
 // pauseAll SIGSTOPs every process of a store of several servers.
 func pauseAll(ps []*testserver.Process) error {

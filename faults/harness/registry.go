@@ -3,32 +3,55 @@ package harness
 import (
 	"fmt"
 	"strings"
+
+	"github.com/leasehold-go/leasehold/storeurl"
 )
 
-// BackendNames are the stores the harness can run, in table order.
-var BackendNames = []string{"sqlite", "redis", "redlock", "postgres-lease", "postgres-advisory", "etcd", "consul", "zookeeper", "azblob", "s3"}
+// BackendNames are the stores the harness can run, in the store table's
+// order: every row's FaultBackends (storeurl.Stores).
+func BackendNames() []string {
+	var out []string
+	for _, k := range storeurl.Stores() {
+		out = append(out, k.FaultBackends...)
+	}
+	return out
+}
 
 // SuiteNames are the stores the suite runs unless -stores names others:
-// every backend but those of notByDefault, which run when named.
+// every backend but those of a row with FaultsOnlyNamed (for azblob, one
+// pass of its fault classes takes about 12 minutes on its 15 s minimum TTL,
+// where the others take one or two), which run when named.
 func SuiteNames() []string {
 	var out []string
-	for _, n := range BackendNames {
-		if _, skip := notByDefault[n]; !skip {
-			out = append(out, n)
+	for _, k := range storeurl.Stores() {
+		if k.FaultsOnlyNamed == "" {
+			out = append(out, k.FaultBackends...)
 		}
 	}
 	return out
 }
 
-// notByDefault are the backends the suite leaves out unless -stores names
-// them, and why.
-var notByDefault = map[string]string{
-	// Its 15 s minimum TTL (Azure's shortest lease) makes one pass of its
-	// fault classes take about 12 minutes where the others take one or two.
-	"azblob": "one pass takes about 12 minutes on its 15 s minimum TTL",
+// BackendServers returns the servers that the backend called name starts
+// (the store table's Servers): each is installed by
+// scripts/install/<server>.sh.
+func BackendServers(name string) ([]string, error) {
+	for _, k := range storeurl.Stores() {
+		for _, b := range k.FaultBackends {
+			if b == name {
+				return k.Servers, nil
+			}
+		}
+	}
+	return nil, unknownBackend(name)
 }
 
-// NewBackend returns the backend called name.
+func unknownBackend(name string) error {
+	return fmt.Errorf("faults: unknown store %q (known: %s)", name, strings.Join(BackendNames(), ", "))
+}
+
+// NewBackend returns the backend called name. Adding a store's backend
+// means its file, backend_<store>.go, and its case here;
+// TestBackendsFollowStoreTable checks each name of the store table.
 func NewBackend(name string) (Backend, error) {
 	switch name {
 	case "sqlite":
@@ -54,5 +77,5 @@ func NewBackend(name string) (Backend, error) {
 	case "azblob":
 		return &Azblob{}, nil
 	}
-	return nil, fmt.Errorf("faults: unknown store %q (known: %s)", name, strings.Join(BackendNames, ", "))
+	return nil, unknownBackend(name)
 }

@@ -5,6 +5,7 @@
 //	faults suite -short|-long [-stores sqlite,redis,...] [-runs N] [-seconds S] [-out docs/safety.md]
 //	faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
 //	faults stall -store sqlite [-seconds 10] [-seed 1] [-writers 4] [-dir D]   (W7 with default options, then UnsafeConcurrent)
+//	faults stores [-all | -stores a,b,...] [-servers]   (the suite's stores, or the servers they start, one a line)
 //	faults cli   -store sqlite [-seconds 0] [-seed 1] [-ttl 1s] [-leasehold PATH] [-dir D] [-keep]
 //	faults holder ...   (internal: a holder process, started by the harness)
 //	faults cli-child ... (internal: the command of a leasehold run holder)
@@ -70,6 +71,8 @@ func main() {
 		code, err = reportCmd(os.Args[2:])
 	case "stall":
 		code, err = stallCmd(ctx, os.Args[2:])
+	case "stores":
+		code, err = storesCmd(os.Stdout, os.Args[2:])
 	default:
 		usage()
 	}
@@ -88,6 +91,7 @@ func usage() {
   faults suite -short|-long [-stores a,b,...] [-runs N] [-seconds S] [-seed N] [-out docs/safety.md] [-json results.jsonl]
   faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
   faults stall -store sqlite [-seconds 10] [-seed N] [-writers 4] [-dir D]
+  faults stores [-all | -stores a,b,...] [-servers]   (the suite's stores, or the servers they start, one a line)
 stores: `+storeNames()+"\n")
 	os.Exit(2)
 }

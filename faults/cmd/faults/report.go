@@ -67,8 +67,8 @@ func reportCmd(args []string) (int, error) {
 			newest = st.ModTime()
 		}
 	}
-	sums := report.Aggregate(rs, errs, harness.BackendNames)
-	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames)
+	sums := report.Aggregate(rs, errs, harness.BackendNames())
+	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames())
 	if *out == "" {
 		fmt.Print(md)
 	} else {

@@ -13,7 +13,7 @@ import (
 	"github.com/leasehold-go/leasehold/faults/report"
 )
 
-func storeNames() string { return strings.Join(harness.BackendNames, ", ") }
+func storeNames() string { return strings.Join(harness.BackendNames(), ", ") }
 
 func logf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", a...)

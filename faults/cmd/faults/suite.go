@@ -292,8 +292,8 @@ func (s *suite) runCLI(ctx context.Context, n string) {
 // finish writes the report and prints the verdicts; its status is 1 when
 // a store or a workload failed.
 func (s *suite) finish(start time.Time) (int, error) {
-	sums := report.Aggregate(s.results, s.errs, harness.BackendNames)
-	md := report.Markdown(sums, s.stalls, s.cfg.mode, s.cfg.command, time.Now()) + report.CLIMarkdown(s.clis, harness.BackendNames)
+	sums := report.Aggregate(s.results, s.errs, harness.BackendNames())
+	md := report.Markdown(sums, s.stalls, s.cfg.mode, s.cfg.command, time.Now()) + report.CLIMarkdown(s.clis, harness.BackendNames())
 	if s.cfg.out != "" {
 		if old, err := os.ReadFile(s.cfg.out); err == nil {
 			md = report.KeepTail(md, string(old)) // its Fuzzing section

@@ -1,5 +1,6 @@
--- The acquire script before issue 13 (five calls on a free key: GET the
--- lease, GET the counter, TIME, SET both), kept to measure against.
+-- The store's earlier acquire script (five calls on a free key: GET the
+-- lease, GET the counter, TIME, SET both), before it was cut to fewer calls
+-- to near the raw SET NX floor; kept to measure the current one against.
 -- leasehold acquire: claim a free or expired lease and mint its token in one
 -- atomic step.
 -- KEYS[1] lease: a string <len(owner)>:<owner>:<token>:<label> with the TTL

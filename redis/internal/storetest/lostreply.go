@@ -117,15 +117,16 @@ func (c *lossyClient) deliver(ctx context.Context) error {
 	return nil
 }
 
-// lostReplyCleanup replays issue 11's interleaving on a redlock store, with
-// one owner id for both attempts (as Acquire's split-vote retry and a
-// caller that retries with the same owner do): attempt 1 is applied on
-// three masters whose replies are lost and never reaches the other two, so
-// it fails and its clean-up (to all five, whose answers were lost) is held
-// in flight; attempt 1's leases end, as at their TTL; attempt 2 wins the
-// key on all five; only then does the clean-up reach the masters. It must
-// leave attempt 2's grant alone. Without the hold, the clean-up frees the
-// masters at once.
+// lostReplyCleanup replays the lost-reply interleaving, in which the delayed
+// clean-up of an ambiguous acquire could free a later grant of the same
+// owner, on a redlock store, with one owner id for both attempts (as
+// Acquire's split-vote retry and a caller that retries with the same owner
+// do): attempt 1 is applied on three masters whose replies are lost and
+// never reaches the other two, so it fails and its clean-up (to all five,
+// whose answers were lost) is held in flight; attempt 1's leases end, as at
+// their TTL; attempt 2 wins the key on all five; only then does the clean-up
+// reach the masters. It must leave attempt 2's grant alone. Without the
+// hold, the clean-up frees the masters at once.
 func (e *RedlockEnv) lostReplyCleanup(t *testing.T) {
 	for _, c := range []struct {
 		name string

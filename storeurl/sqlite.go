@@ -8,9 +8,23 @@ import (
 	"path/filepath"
 
 	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/memory"
 	"github.com/leasehold-go/leasehold/sqlite"
 )
+
+// sqliteRow is the embedded store, the default: always built in.
+func sqliteRow() Kind {
+	return Kind{
+		Name: "sqlite", Title: "embedded (default)", Schemes: []string{"sqlite", "file"},
+		Package: "sqlite",
+		URLs:    []string{"sqlite:///path.db", "file:///path.db"},
+		Usage: "sqlite:///abs/path.db   file:///abs/path.db   sqlite:relative/path.db\n" +
+			"                        the embedded store: one file that processes on this host share",
+		CheckURL: checkSQLite, Open: openSQLite, Migrate: migrateSQLite, Memory: MemoryProcess,
+		FaultBackends: []string{"sqlite"},
+		Token:         "per-key counter, same durable transaction as the grant",
+		Notes:         "the default; many processes on one host; on Linux a release wakes their waiters",
+	}
+}
 
 func checkSQLite(rawURL string) error {
 	_, _, err := sqlite.ParseURL(rawURL)
@@ -28,21 +42,14 @@ func openSQLite(ctx context.Context, rawURL string, _ *url.URL) (leasehold.Store
 	return s, nil
 }
 
-// checkMemory accepts memory: and memory:// with nothing else.
-func checkMemory(rawURL string) error {
-	u, err := url.Parse(rawURL)
+// migrateSQLite opens and closes the embedded store, which creates or
+// upgrades its schema when it is opened.
+func migrateSQLite(ctx context.Context, rawURL string) error {
+	s, err := openSQLite(ctx, rawURL, nil)
 	if err != nil {
 		return err
 	}
-	if u.Opaque != "" || u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%q: a memory store URL is just memory:// (a new, empty in-process store)", u.Redacted())
-	}
-	return nil
-}
-
-// openMemory makes a new, empty store that lives as long as the process.
-func openMemory(context.Context, string, *url.URL) (leasehold.Store, error) {
-	return memory.New(nil), nil
+	return s.Close()
 }
 
 // makeDefaultFolder creates the default store's folder (0700, with its
