@@ -12,16 +12,15 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
-	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/azblob"
-	"github.com/leasehold-go/leasehold/internal/testserver/benchcycle"
+	"github.com/leasehold-go/leasehold/bench/cycle"
 )
 
 const ttl = azblob.MinTTL // Azure's shortest lease, 15 s
 
 // impls returns the implementations, on one container client (one HTTP
 // transport), closed when b ends.
-func impls(b *testing.B) []benchcycle.Impl {
+func impls(b *testing.B) []cycle.Impl {
 	st, err := azblob.OpenConnectionString(azurite.ConnectionString(), "bench")
 	if err != nil {
 		b.Fatal(err)
@@ -32,23 +31,19 @@ func impls(b *testing.B) []benchcycle.Impl {
 	if err := st.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	lc, err := leasehold.New(st, &leasehold.Options{Label: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = lc.Close() })
-	return []benchcycle.Impl{
+	lc := cycle.NewClient(b, st)
+	return []cycle.Impl{
 		{Name: "raw-sdk", New: raw(st.Container())},
-		{Name: "leasehold", New: store(st)},
-		{Name: "lh-client", New: client(lc)},
+		{Name: "leasehold", New: cycle.Store(st, ttl)},
+		{Name: "lh-client", New: cycle.Client(lc, ttl)},
 	}
 }
 
 // raw is the floor, and the loop a user would write with the SDK alone:
 // acquire a lease on the key's blob (made once, beforehand), then release
-// it. A lease already present is benchcycle.ErrHeld.
-func raw(cc *container.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+// it. A lease already present is cycle.ErrHeld.
+func raw(cc *container.Client) func(*testing.B, string, bool) (cycle.Cycle, func()) {
+	return func(b *testing.B, key string, _ bool) (cycle.Cycle, func()) {
 		bb := cc.NewBlockBlobClient("peers/" + key)
 		if _, err := bb.UploadBuffer(context.Background(), nil, &blockblob.UploadBufferOptions{}); err != nil {
 			b.Fatal(err)
@@ -61,7 +56,7 @@ func raw(cc *container.Client) func(*testing.B, string, bool) (benchcycle.Cycle,
 		return func(ctx context.Context) error {
 			if _, err := lb.AcquireLease(ctx, int32(ttl/time.Second), nil); err != nil {
 				if isCode(err, "LeaseAlreadyPresent") {
-					return benchcycle.ErrHeld
+					return cycle.ErrHeld
 				}
 				return err
 			}
@@ -81,32 +76,4 @@ func newLeaseID() string {
 	var u [16]byte
 	_, _ = rand.Read(u[:])
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
-}
-
-// store: the leasehold store's Acquire and Release.
-func store(st *azblob.Store) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		req := leasehold.AcquireRequest{Key: key, Owner: leasehold.NewOwnerID(), Label: "bench", TTL: ttl}
-		return func(ctx context.Context) error {
-			g, err := st.Acquire(ctx, req)
-			if err != nil {
-				return err
-			}
-			return st.Release(ctx, g)
-		}, nil
-	}
-}
-
-// client: leasehold.Client's Acquire and Release.
-func client(lc *leasehold.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		opts := leasehold.AcquireOptions{TTL: ttl}
-		return func(ctx context.Context) error {
-			l, err := lc.Acquire(ctx, key, opts)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		}, nil
-	}
 }

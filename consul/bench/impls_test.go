@@ -6,9 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
-	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/bench/cycle"
 	"github.com/leasehold-go/leasehold/consul"
-	"github.com/leasehold-go/leasehold/internal/testserver/benchcycle"
 )
 
 const (
@@ -18,7 +17,7 @@ const (
 
 // impls returns the implementations, on one Consul client (one HTTP
 // transport) closed when b ends.
-func impls(b *testing.B) []benchcycle.Impl {
+func impls(b *testing.B) []cycle.Impl {
 	cfg := api.DefaultConfig()
 	cfg.Address = addr
 	cli, err := api.NewClient(cfg)
@@ -27,18 +26,14 @@ func impls(b *testing.B) []benchcycle.Impl {
 	}
 	st := consul.New(cli, nil)
 	b.Cleanup(func() { _ = st.Close() })
-	lc, err := leasehold.New(st, &leasehold.Options{Label: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = lc.Close() })
+	lc := cycle.NewClient(b, st)
 	sid := session(b, cli)
-	return []benchcycle.Impl{
+	return []cycle.Impl{
 		{Name: "raw", New: raw(cli, sid)},
-		{Name: "leasehold", New: store(st)},
+		{Name: "leasehold", New: cycle.Store(st, ttl)},
 		{Name: "api-lock", New: apiLock(cli, "")},
 		{Name: "api-lock-session", New: apiLock(cli, sid)},
-		{Name: "lh-client", New: client(lc)},
+		{Name: "lh-client", New: cycle.Client(lc, ttl)},
 	}
 }
 
@@ -63,8 +58,8 @@ func wopts(ctx context.Context) *api.WriteOptions { return (&api.WriteOptions{})
 
 // raw is the floor: a KV acquire of the key's entry with a session made
 // once, then a release.
-func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (cycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (cycle.Cycle, func()) {
 		p := &api.KVPair{Key: peerPrefix + key, Session: sid}
 		kv := cli.KV()
 		return func(ctx context.Context) error {
@@ -73,7 +68,7 @@ func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (benchcycle
 				return err
 			}
 			if !ok {
-				return benchcycle.ErrHeld
+				return cycle.ErrHeld
 			}
 			_, _, err = kv.Release(p, wopts(ctx))
 			return err
@@ -85,8 +80,8 @@ func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (benchcycle
 // locked and unlocked in turn. With sid "" each Lock call makes a session
 // of its own (as LockKey's Lock does: create, renew in the background,
 // destroy after Unlock); otherwise it uses session sid.
-func apiLock(cli *api.Client, sid string) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+func apiLock(cli *api.Client, sid string) func(*testing.B, string, bool) (cycle.Cycle, func()) {
+	return func(b *testing.B, key string, _ bool) (cycle.Cycle, func()) {
 		l, err := cli.LockOpts(&api.LockOptions{Key: peerPrefix + key, Session: sid, SessionTTL: "15s", LockTryOnce: true})
 		if err != nil {
 			b.Fatal(err)
@@ -97,37 +92,9 @@ func apiLock(cli *api.Client, sid string) func(*testing.B, string, bool) (benchc
 				return err
 			}
 			if lost == nil {
-				return benchcycle.ErrHeld
+				return cycle.ErrHeld
 			}
 			return l.Unlock()
-		}, nil
-	}
-}
-
-// store: the leasehold store's Acquire and Release.
-func store(st *consul.Store) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		req := leasehold.AcquireRequest{Key: key, Owner: leasehold.NewOwnerID(), Label: "bench", TTL: ttl}
-		return func(ctx context.Context) error {
-			g, err := st.Acquire(ctx, req)
-			if err != nil {
-				return err
-			}
-			return st.Release(ctx, g)
-		}, nil
-	}
-}
-
-// client: leasehold.Client's Acquire and Release.
-func client(lc *leasehold.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		opts := leasehold.AcquireOptions{TTL: ttl}
-		return func(ctx context.Context) error {
-			l, err := lc.Acquire(ctx, key, opts)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
 		}, nil
 	}
 }

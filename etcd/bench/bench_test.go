@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/bench/cycle"
 	"github.com/leasehold-go/leasehold/etcd"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -87,40 +87,20 @@ func prefix(b *testing.B) string {
 type cycler func(b *testing.B, cli *clientv3.Client, key string, hot bool) (cycle func(ctx context.Context) error, done func())
 
 // leaseholdStore: the store's Acquire (AcquireWait on the hot key) and Release.
-func leaseholdStore(st *etcd.Store) cycler {
-	return func(b *testing.B, _ *clientv3.Client, key string, hot bool) (func(context.Context) error, func()) {
-		req := leasehold.AcquireRequest{Key: key, Owner: leasehold.NewOwnerID(), Label: "bench", TTL: ttl}
-		return func(ctx context.Context) error {
-			var g leasehold.Grant
-			var err error
-			if hot {
-				g, err = st.AcquireWait(ctx, req)
-			} else {
-				g, err = st.Acquire(ctx, req)
-			}
-			if err != nil {
-				return err
-			}
-			return st.Release(ctx, g)
-		}, func() {}
-	}
-}
+func leaseholdStore(st *etcd.Store) cycler { return fromImpl(cycle.Store(st, ttl)) }
 
 // leaseholdClient: a leasehold.Client over the store (renewal goroutine,
 // deadline, release on a detached context).
-func leaseholdClient(lc *leasehold.Client) cycler {
+func leaseholdClient(lc *leasehold.Client) cycler { return fromImpl(cycle.Client(lc, ttl)) }
+
+// fromImpl makes a cycler of a bench/cycle implementation.
+func fromImpl(newCycle func(*testing.B, string, bool) (cycle.Cycle, func())) cycler {
 	return func(b *testing.B, _ *clientv3.Client, key string, hot bool) (func(context.Context) error, func()) {
-		opts := leasehold.AcquireOptions{TTL: ttl}
-		if hot {
-			opts.Wait = leasehold.WaitForever
+		c, done := newCycle(b, key, hot)
+		if done == nil {
+			done = func() {}
 		}
-		return func(ctx context.Context) error {
-			l, err := lc.Acquire(ctx, key, opts)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		}, func() {}
+		return c, done
 	}
 }
 
@@ -188,7 +168,7 @@ func waitDelete(ctx context.Context, cli *clientv3.Client, key string, rev int64
 // cycle.
 func cycles(b *testing.B, cli *clientv3.Client, c cycler, workers int, hot bool) {
 	pfx := prefix(b)
-	fns := make([]func(context.Context) error, workers)
+	fns := make([]cycle.Cycle, workers)
 	for i := range workers {
 		k := pfx + fmt.Sprint(i)
 		if hot {
@@ -198,59 +178,7 @@ func cycles(b *testing.B, cli *clientv3.Client, c cycler, workers int, hot bool)
 		defer done()
 		fns[i] = fn
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	// Warm up (sessions, connections) outside the timing.
-	for _, fn := range fns {
-		if err := fn(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var (
-		next atomic.Int64
-		mu   sync.Mutex
-		lat  []time.Duration
-		wg   sync.WaitGroup
-		fail atomic.Value
-	)
-	b.ResetTimer()
-	start := time.Now()
-	for _, fn := range fns {
-		wg.Go(func() {
-			var mine []time.Duration
-			for next.Add(1) <= int64(b.N) {
-				t0 := time.Now()
-				if err := fn(ctx); err != nil {
-					fail.CompareAndSwap(nil, err)
-					return
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if err, _ := fail.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "cycles/s")
-	reportPercentiles(b, lat, "")
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration, what string) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	at := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(at(0.50), what+"p50-ms")
-	b.ReportMetric(at(0.99), what+"p99-ms")
+	cycle.Drive(b, b.Name(), fns)
 }
 
 // cycleFixture is what the cycle benchmarks share: a client, a store and a
@@ -406,7 +334,7 @@ func BenchmarkWakeup(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			reportPercentiles(b, lat, "wake-")
+			cycle.ReportPercentiles(b, lat, "wake-")
 		})
 	}
 }

@@ -36,7 +36,8 @@
 // The package runs on Linux and other Unix systems (process groups and
 // signals); the parent-death signal is Linux's.
 //
-// The subpackage benchcycle is the acquire+release cycle harness that the
-// store helpers' bench modules share (zookeeper/bench, consul/bench,
-// azblob/bench, s3/bench).
+// The command cmd/servers is the kit for scripts: it starts named servers
+// (servers redis pg=postgres etcd3=etcd:3 ...), prints their addresses, URLs
+// and process ids as KEY=VALUE lines, and stops them all when signalled or
+// when its standard input closes (scripts/bench-page).
 package testserver

@@ -10,9 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/bench/cycle"
 	"github.com/leasehold-go/leasehold/internal/testserver"
-	"github.com/leasehold-go/leasehold/internal/testserver/benchcycle"
 	"github.com/leasehold-go/leasehold/s3"
 )
 
@@ -20,7 +19,7 @@ const ttl = 10 * time.Second
 
 // impls returns the implementations, on one S3 client (one HTTP
 // transport), closed when b ends.
-func impls(b *testing.B) []benchcycle.Impl {
+func impls(b *testing.B) []cycle.Impl {
 	url := "s3://" + bucket + "/lh?endpoint=" + gateway.Endpoint() + "&region=" + testserver.VersityRegion +
 		"&access_key=" + testserver.VersityAccessKey + "&secret_key=" + testserver.VersitySecretKey
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -30,29 +29,25 @@ func impls(b *testing.B) []benchcycle.Impl {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	lc, err := leasehold.New(st, &leasehold.Options{Label: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = lc.Close() })
-	return []benchcycle.Impl{
+	lc := cycle.NewClient(b, st)
+	return []cycle.Impl{
 		{Name: "raw-sdk", New: raw(st.Client())},
-		{Name: "leasehold", New: store(st)},
-		{Name: "lh-client", New: client(lc)},
+		{Name: "leasehold", New: cycle.Store(st, ttl)},
+		{Name: "lh-client", New: cycle.Client(lc, ttl)},
 	}
 }
 
 // raw is the floor, and the loop a user would write with the SDK alone:
 // create the key's object if it does not exist (PutObject with
 // If-None-Match: *), then delete it. An object in the way (412, or 409 for
-// a racing conditional write) is benchcycle.ErrHeld.
-func raw(c *awss3.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+// a racing conditional write) is cycle.ErrHeld.
+func raw(c *awss3.Client) func(*testing.B, string, bool) (cycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (cycle.Cycle, func()) {
 		name := "peers/" + key
 		return func(ctx context.Context) error {
 			_, err := c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(bucket), Key: &name, IfNoneMatch: aws.String("*")})
 			if st := status(err); st == http.StatusPreconditionFailed || st == http.StatusConflict {
-				return benchcycle.ErrHeld
+				return cycle.ErrHeld
 			}
 			if err != nil {
 				return err
@@ -69,32 +64,4 @@ func status(err error) int {
 		return re.HTTPStatusCode()
 	}
 	return 0
-}
-
-// store: the leasehold store's Acquire and Release.
-func store(st *s3.Store) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		req := leasehold.AcquireRequest{Key: key, Owner: leasehold.NewOwnerID(), Label: "bench", TTL: ttl}
-		return func(ctx context.Context) error {
-			g, err := st.Acquire(ctx, req)
-			if err != nil {
-				return err
-			}
-			return st.Release(ctx, g)
-		}, nil
-	}
-}
-
-// client: leasehold.Client's Acquire and Release.
-func client(lc *leasehold.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		opts := leasehold.AcquireOptions{TTL: ttl}
-		return func(ctx context.Context) error {
-			l, err := lc.Acquire(ctx, key, opts)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		}, nil
-	}
 }

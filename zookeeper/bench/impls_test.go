@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/internal/testserver/benchcycle"
+	"github.com/leasehold-go/leasehold/bench/cycle"
 	"github.com/leasehold-go/leasehold/zookeeper"
 )
 
@@ -25,7 +24,7 @@ var acl = zk.WorldACL(zk.PermAll)
 // impls returns the implementations, their clients closed when b ends: the
 // peers share one go-zookeeper connection (one session), as the store
 // shares one session per TTL class.
-func impls(b *testing.B) []benchcycle.Impl {
+func impls(b *testing.B) []cycle.Impl {
 	conn := connect(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -35,20 +34,16 @@ func impls(b *testing.B) []benchcycle.Impl {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	lc, err := leasehold.New(st, &leasehold.Options{Label: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = lc.Close() })
+	lc := cycle.NewClient(b, st)
 	if _, err := conn.Create(peersBase, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		b.Fatal(err)
 	}
-	return []benchcycle.Impl{
+	return []cycle.Impl{
 		{Name: "raw", New: raw(conn)},
-		{Name: "leasehold", New: store(st)},
+		{Name: "leasehold", New: cycle.Store(st, ttl)},
 		{Name: "zk-lock", New: zkLock(conn)},
 		{Name: "curator", New: curator(conn)},
-		{Name: "lh-client", New: client(lc)},
+		{Name: "lh-client", New: cycle.Client(lc, ttl)},
 	}
 }
 
@@ -80,47 +75,11 @@ func peerNode(key string) string {
 	return peersBase + "/" + strings.ReplaceAll(key, "/", "_")
 }
 
-// store: the leasehold store's Acquire (AcquireWait on the hot key) and
-// Release.
-func store(st *zookeeper.Store) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, hot bool) (benchcycle.Cycle, func()) {
-		req := leasehold.AcquireRequest{Key: key, Owner: leasehold.NewOwnerID(), Label: "bench", TTL: ttl}
-		return func(ctx context.Context) error {
-			acquire := st.Acquire
-			if hot {
-				acquire = st.AcquireWait
-			}
-			g, err := acquire(ctx, req)
-			if err != nil {
-				return err
-			}
-			return st.Release(ctx, g)
-		}, nil
-	}
-}
-
-// client: leasehold.Client's Acquire (waiting on the hot key) and Release.
-func client(lc *leasehold.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, hot bool) (benchcycle.Cycle, func()) {
-		opts := leasehold.AcquireOptions{TTL: ttl}
-		if hot {
-			opts.Wait = leasehold.WaitForever
-		}
-		return func(ctx context.Context) error {
-			l, err := lc.Acquire(ctx, key, opts)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		}, nil
-	}
-}
-
 // zkLock: go-zookeeper's zk.Lock (a protected ephemeral sequential node,
 // the children listed, a watch on the predecessor), one Lock per worker.
 // It always waits: it has no try-once form.
-func zkLock(conn *zk.Conn) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+func zkLock(conn *zk.Conn) func(*testing.B, string, bool) (cycle.Cycle, func()) {
+	return func(b *testing.B, key string, _ bool) (cycle.Cycle, func()) {
 		path := peerNode(key)
 		ensure(b, conn, path)
 		l := zk.NewLock(conn, path, acl)
@@ -135,8 +94,8 @@ func zkLock(conn *zk.Conn) func(*testing.B, string, bool) (benchcycle.Cycle, fun
 
 // raw is the floor: create an ephemeral node at the key's path, then
 // delete it; on the hot key, a node in the way is waited out with a watch.
-func raw(conn *zk.Conn) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
+func raw(conn *zk.Conn) func(*testing.B, string, bool) (cycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (cycle.Cycle, func()) {
 		path := peerNode(key)
 		return func(ctx context.Context) error {
 			for {

@@ -1,7 +1,9 @@
-package benchcycle
+package cycle
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +29,24 @@ func TestSummary(t *testing.T) {
 	r.Summary(&out, "a-vs-c-1", "g1", "a", "c") // c never measured: no line
 	if got, want := out.String(), "SUMMARY a-vs-b-1 2.000\n"; got != want {
 		t.Errorf("Summary printed %q, want %q", got, want)
+	}
+}
+
+// TestTable: the scenarios and implementations in the order measured, each
+// rate with its ratio over the reference's, "-" where none was measured.
+func TestTable(t *testing.T) {
+	var r Results
+	r.record("g8", "a", 1, 200)
+	r.record("g1", "a", 1, 100)
+	r.record("g1", "b", 1, 50)
+	var out bytes.Buffer
+	r.Table(&out, "b")
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		got = append(got, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{"implementation g8 g1", "a 200 100 (2.00x)", "b - 50 (1.00x)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Table printed\n%s\nwant the rows %q", out.String(), want)
 	}
 }

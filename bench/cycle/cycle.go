@@ -1,16 +1,19 @@
-// Package benchcycle runs the acquire+release cycle benchmarks that the
-// store helpers' bench modules share (zookeeper/bench, consul/bench,
-// azblob/bench, s3/bench): every implementation (the raw protocol floor,
-// the peer libraries, the leasehold store and the leasehold Client) cycles
-// on the same server, with W goroutines on keys of their own (or one hot
-// key), in rounds that interleave the implementations.
+// Package cycle runs the acquire+release cycle benchmarks that the store
+// helpers' bench modules share (zookeeper/bench, consul/bench,
+// azblob/bench, s3/bench; etcd/bench drives its cycles with [Drive]):
+// every implementation (the raw protocol floor, the peer libraries, the
+// leasehold store and the leasehold Client) cycles on the same server, with
+// W goroutines on keys of their own (or one hot key), in rounds that
+// interleave the implementations. It needs no server: each module starts
+// its own, and builds the store ([Store]) and the client ([Client]) over
+// it.
 //
 // Each sub-benchmark is named scenario/implementation/roundN and reports
 // cycles/s, p50-ms and p99-ms, the names and units scripts/bench-page's
 // bench-peers.awk reads. The medians over the rounds give the ratios that
 // [Results.Summary] prints as "SUMMARY <id> <value>" lines for the page's
 // summary table.
-package benchcycle
+package cycle
 
 import (
 	"context"
@@ -29,7 +32,7 @@ import (
 // ErrHeld is what a try-once cycle returns when the key was held: on a hot
 // key the harness tries again at once, and the cycle's time includes the
 // retries.
-var ErrHeld = errors.New("benchcycle: the key is held")
+var ErrHeld = errors.New("cycle: the key is held")
 
 // Cycle is one worker's acquire+release cycle on its key.
 type Cycle func(ctx context.Context) error
@@ -60,8 +63,8 @@ func Distinct() []Scenario {
 	return []Scenario{{"g1", 1, false}, {"g8", 8, false}, {"g64", 64, false}}
 }
 
-// Hot8 is 8 goroutines on one key.
-var Hot8 = Scenario{"hot8", 8, true}
+// Hot8 returns the scenario of 8 goroutines on one key.
+func Hot8() Scenario { return Scenario{"hot8", 8, true} }
 
 // Results collects the rates the cycle benchmarks measured; the zero value
 // is ready to use, and safe for concurrent use.
@@ -69,14 +72,18 @@ type Results struct {
 	mu    sync.Mutex
 	rates map[string]map[string]map[int]float64 // [scenario][impl][round] cycles/s
 	order []string                              // implementations, in the order first measured
+	scs   []string                              // scenarios, in the order first measured
 	runs  atomic.Int64                          // makes every run's keys its own
+
+	rounds int // the -rounds flag; set before the benchmarks run
 }
 
-// Run runs rounds rounds of every scenario and implementation as
-// sub-benchmarks of b, named scenario/implementation/roundN. prefix starts
-// every key (the implementations map keys to their stores' names).
-func (r *Results) Run(b *testing.B, prefix string, rounds int, scenarios []Scenario, impls []Impl) {
-	for round := 1; round <= rounds; round++ {
+// Run runs the rounds (the -rounds flag that [Main] adds; 1 without it)
+// of every scenario and implementation as sub-benchmarks of b, named
+// scenario/implementation/roundN. prefix starts every key (the
+// implementations map keys to their stores' names).
+func (r *Results) Run(b *testing.B, prefix string, scenarios []Scenario, impls []Impl) {
+	for round := 1; round <= max(r.rounds, 1); round++ {
 		for _, sc := range scenarios {
 			for _, im := range impls {
 				b.Run(fmt.Sprintf("%s/%s/round%d", sc.Name, im.Name, round), func(b *testing.B) {
@@ -92,8 +99,6 @@ func (r *Results) Run(b *testing.B, prefix string, rounds int, scenarios []Scena
 // drive runs b.N cycles of im over sc's workers and reports their rate and
 // latencies; it returns the rate.
 func (r *Results) drive(b *testing.B, keys string, sc Scenario, im Impl) float64 {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	cycles := make([]Cycle, sc.Workers)
 	for i := range cycles {
 		key := fmt.Sprintf("%s/%d", keys, i)
@@ -106,9 +111,20 @@ func (r *Results) drive(b *testing.B, keys string, sc Scenario, im Impl) float64
 		}
 		cycles[i] = c
 	}
-	for _, c := range cycles { // warm up: sessions, connections, the keys' objects
+	return Drive(b, im.Name, cycles)
+}
+
+// Drive runs b.N cycles over one goroutine per cycle after a warm-up cycle
+// each (sessions, connections, the keys' objects), outside the timing. A
+// cycle that returns ErrHeld is tried again at once, its time included. It
+// reports cycles/s and the p50-ms and p99-ms latency of a cycle, fails b
+// (naming name) when a cycle fails, and returns the rate.
+func Drive(b *testing.B, name string, cycles []Cycle) float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, c := range cycles {
 		if err := retryHeld(ctx, c); err != nil {
-			b.Fatalf("%s: warm-up: %v", im.Name, err)
+			b.Fatalf("%s: warm-up: %v", name, err)
 		}
 	}
 	var (
@@ -140,17 +156,26 @@ func (r *Results) drive(b *testing.B, keys string, sc Scenario, im Impl) float64
 	elapsed := time.Since(start)
 	b.StopTimer()
 	if err, _ := fail.Load().(error); err != nil {
-		b.Fatalf("%s: %v", im.Name, err)
+		b.Fatalf("%s: %v", name, err)
 	}
 	rate := float64(len(lat)) / elapsed.Seconds()
 	b.ReportMetric(rate, "cycles/s")
+	ReportPercentiles(b, lat, "")
+	return rate
+}
+
+// ReportPercentiles reports the p50 and p99 of lat, in milliseconds, as
+// the metrics prefix+"p50-ms" and prefix+"p99-ms"; nothing for none.
+func ReportPercentiles(b *testing.B, lat []time.Duration, prefix string) {
+	if len(lat) == 0 {
+		return
+	}
 	slices.Sort(lat)
 	at := func(p float64) float64 {
 		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
 	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
-	return rate
+	b.ReportMetric(at(0.50), prefix+"p50-ms")
+	b.ReportMetric(at(0.99), prefix+"p99-ms")
 }
 
 // Asked reports whether the test binary was asked to run benchmarks
@@ -184,6 +209,7 @@ func (r *Results) record(sc, impl string, round int, rate float64) {
 	}
 	if r.rates[sc] == nil {
 		r.rates[sc] = map[string]map[int]float64{}
+		r.scs = append(r.scs, sc)
 	}
 	if r.rates[sc][impl] == nil {
 		r.rates[sc][impl] = map[int]float64{}
@@ -226,28 +252,28 @@ func (r *Results) Summary(w io.Writer, id, sc, a, b string) {
 	}
 }
 
-// Table prints, per implementation and scenario, the median cycles/s and
-// its ratio to ref's (higher is faster than ref), for a reader of the
-// benchmark's output.
-func (r *Results) Table(w io.Writer, ref string, scenarios []Scenario) {
+// Table prints, per implementation and scenario measured, the median
+// cycles/s and its ratio to ref's (higher is faster than ref), for a reader
+// of the benchmark's output.
+func (r *Results) Table(w io.Writer, ref string) {
 	r.mu.Lock()
-	impls := slices.Clone(r.order)
+	impls, scenarios := slices.Clone(r.order), slices.Clone(r.scs)
 	r.mu.Unlock()
 	if len(impls) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmedian cycles/s over the rounds (x: over %s's)\n%-22s", ref, "implementation")
 	for _, sc := range scenarios {
-		fmt.Fprintf(w, " %-18s", sc.Name)
+		fmt.Fprintf(w, " %-18s", sc)
 	}
 	fmt.Fprintln(w)
 	for _, im := range impls {
 		fmt.Fprintf(w, "%-22s", im)
 		for _, sc := range scenarios {
 			cell := "-"
-			if v := r.Rate(sc.Name, im); v > 0 {
+			if v := r.Rate(sc, im); v > 0 {
 				cell = fmt.Sprintf("%.0f", v)
-				if base := r.Rate(sc.Name, ref); base > 0 {
+				if base := r.Rate(sc, ref); base > 0 {
 					cell += fmt.Sprintf(" (%.2fx)", v/base)
 				}
 			}
