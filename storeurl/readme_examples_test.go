@@ -12,9 +12,6 @@ import (
 	"testing"
 )
 
-// modulePath is the root module's path.
-const modulePath = "github.com/leasehold-go/leasehold"
-
 // exampleMark is the README's marker before each snippet that is an
 // Example function of a store's package: the store's Info().Name, the
 // example file (from the repository's root), the function, and "program"
