@@ -29,6 +29,11 @@ const modulePath = "github.com/leasehold-go/leasehold"
 // test checks that NewBackend makes it).
 func TestStorePlaces(t *testing.T) {
 	work := goWorkModules(t)
+	b, err := os.ReadFile(filepath.Join(root, "internal", "testserver", "cmd", "servers", "kinds.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := string(b)
 	for _, k := range Stores() {
 		for _, p := range append([]string{k.Package}, k.Adapters...) {
 			if !hasGoFiles(filepath.Join(root, p)) {
@@ -42,6 +47,9 @@ func TestStorePlaces(t *testing.T) {
 		for _, s := range k.Servers {
 			mustExist(t, k.Name, filepath.Join("scripts", "install", s+".sh"), "the install script of its server "+s)
 			mustExist(t, k.Name, filepath.Join("internal", "testserver", s+".go"), "the launcher of its server "+s)
+			if !strings.Contains(kinds, "{\""+s+"\", ") {
+				t.Errorf("%s: its server %s is not a kind of internal/testserver/cmd/servers (kinds.go), which the scripts start servers with", k.Name, s)
+			}
 		}
 		if len(k.FaultBackends) > 0 {
 			mustExist(t, k.Name, filepath.Join("faults", "harness", "backend_"+k.Name+".go"), "its fault backend")
