@@ -3,6 +3,7 @@ package leasehold
 import (
 	"context"
 	"go/ast"
+	"go/doc"
 	"go/parser"
 	"go/token"
 	"path/filepath"
@@ -32,16 +33,28 @@ func TestWrapStoreKnowsEveryCapability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []string
+	fset := token.NewFileSet()
+	var files []*ast.File
 	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+		if !strings.HasSuffix(name, "_test.go") {
+			f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
+	}
+	pkg, err := doc.NewFromFiles(fset, files, "github.com/leasehold-go/leasehold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, ty := range pkg.Types {
+		_, iface := ty.Decl.Specs[0].(*ast.TypeSpec).Type.(*ast.InterfaceType)
+		inContract := fset.Position(ty.Decl.Pos()).Filename == "store.go" && ty.Name != "Store"
+		if iface && (inContract || strings.Contains(ty.Doc, "optional capability")) {
+			want = append(want, ty.Name)
 		}
-		want = append(want, interfacesOf(f, name == "store.go")...)
 	}
 	var got []string
 	for _, c := range capabilityTypes() {
@@ -52,28 +65,6 @@ func TestWrapStoreKnowsEveryCapability(t *testing.T) {
 	if len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("WrapStore knows the optional capabilities %v; the contract declares %v (run go generate)", got, want)
 	}
-}
-
-// interfacesOf returns the interface types f declares that are documented
-// as an optional capability, or all but Store if all is set.
-func interfacesOf(f *ast.File, all bool) []string {
-	var out []string
-	for _, decl := range f.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.TYPE {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			ts := spec.(*ast.TypeSpec)
-			if _, ok := ts.Type.(*ast.InterfaceType); !ok || ts.Name.Name == "Store" {
-				continue
-			}
-			if all || strings.Contains(ts.Doc.Text()+gd.Doc.Text(), "optional capability") {
-				out = append(out, ts.Name.Name)
-			}
-		}
-	}
-	return out
 }
 
 // probe implements the Store methods and every optional capability,

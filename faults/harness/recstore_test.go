@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,22 +10,11 @@ import (
 	"github.com/leasehold-go/leasehold/memory"
 )
 
-type events struct {
-	mu sync.Mutex
-	es []history.Event
-}
-
-func (e *events) Record(ev history.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.es = append(e.es, ev)
-}
-
 // The recording wrapper keeps the store's optional capabilities (the memory
 // store is a Notifier and a Lister; the old wrapper dropped Lister) and
 // records the calls it passes on.
 func TestWrapStoreKeepsCapabilitiesAndRecords(t *testing.T) {
-	rec := &events{}
+	rec := history.NewMemRecorder("h", nil)
 	s, _ := WrapStore(memory.New(nil), rec)
 	if _, ok := s.(leasehold.Notifier); !ok {
 		t.Error("the wrapper dropped Notifier")
@@ -43,9 +31,8 @@ func TestWrapStoreKeepsCapabilitiesAndRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.es) != 1 || rec.es[0].Kind != history.EvStoreAcquire || rec.es[0].Token != g.Token || rec.es[0].Key != "k" {
-		t.Errorf("recorded %+v; want one acquire of k with token %d", rec.es, g.Token)
+	es := rec.Events()
+	if len(es) != 1 || es[0].Kind != history.EvStoreAcquire || es[0].Token != g.Token || es[0].Key != "k" {
+		t.Errorf("recorded %+v; want one acquire of k with token %d", es, g.Token)
 	}
 }
