@@ -10,10 +10,10 @@ import (
 	"github.com/leasehold-go/leasehold"
 )
 
-// counter counts what a client asks of its store. It is shared by the
-// wrapper types below, which keep exactly the optional capabilities of the
-// store they wrap, so a client behaves over the wrapper as it would over the
-// store itself.
+// counter counts what a client asks of its store. It is the middleware of
+// the wrapper count returns, which keeps exactly the optional capabilities
+// of the store it wraps, so a client behaves over the wrapper as it would
+// over the store itself.
 type counter struct {
 	store leasehold.Store
 
@@ -55,58 +55,53 @@ func (c *counter) renewStats() ([]time.Duration, int64) {
 	return append([]time.Duration(nil), c.renewTimes...), c.renewFails
 }
 
-// countingStore is the Store part of every wrapper.
-type countingStore struct{ c *counter }
-
-func (s countingStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	s.c.attempts.Add(1)
-	g, err := s.c.store.Acquire(ctx, req)
-	s.c.acquired(err)
+// Acquire implements leasehold.Store, counting the attempt.
+func (c *counter) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	c.attempts.Add(1)
+	g, err := c.store.Acquire(ctx, req)
+	c.acquired(err)
 	return g, err
 }
 
-func (s countingStore) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
+// Renew implements leasehold.Store, counting the renewal and timing it.
+func (c *counter) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
 	t0 := time.Now()
-	r, err := s.c.store.Renew(ctx, g)
-	s.c.renewed(time.Since(t0), 1, err)
+	r, err := c.store.Renew(ctx, g)
+	c.renewed(time.Since(t0), 1, err)
 	return r, err
 }
 
-func (s countingStore) Release(ctx context.Context, g leasehold.Grant) error {
-	return s.c.store.Release(ctx, g)
+// Release implements leasehold.Store.
+func (c *counter) Release(ctx context.Context, g leasehold.Grant) error {
+	return c.store.Release(ctx, g)
 }
 
-func (s countingStore) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	return s.c.store.Holder(ctx, key)
+// Holder implements leasehold.Store.
+func (c *counter) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	return c.store.Holder(ctx, key)
 }
 
-func (s countingStore) Info() leasehold.Info { return s.c.store.Info() }
+// Info implements leasehold.Store.
+func (c *counter) Info() leasehold.Info { return c.store.Info() }
 
 // Close does nothing: the wrapped store belongs to the caller of Run.
-func (s countingStore) Close() error { return nil }
+func (c *counter) Close() error { return nil }
 
-// waitPart forwards AcquireWait, counting it as one attempt.
-type waitPart struct {
-	c *counter
-	w leasehold.Waiter
-}
-
-func (p waitPart) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
-	p.c.attempts.Add(1)
-	g, err := p.w.AcquireWait(ctx, req)
-	p.c.acquired(err)
+// AcquireWait implements leasehold.Waiter, counting it as one attempt. The
+// wrapper offers it only when the store is a Waiter.
+func (c *counter) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+	c.attempts.Add(1)
+	g, err := c.store.(leasehold.Waiter).AcquireWait(ctx, req)
+	c.acquired(err)
 	return g, err
 }
 
-// batchPart forwards RenewMany, counting every grant in the batch.
-type batchPart struct {
-	c *counter
-	b leasehold.BatchRenewer
-}
-
-func (p batchPart) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
+// RenewMany implements leasehold.BatchRenewer, counting every grant the
+// batch renewed. The wrapper offers it only when the store is a
+// BatchRenewer.
+func (c *counter) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
 	t0 := time.Now()
-	res, err := p.b.RenewMany(ctx, gs)
+	res, err := c.store.(leasehold.BatchRenewer).RenewMany(ctx, gs)
 	n := 0
 	if err == nil {
 		for _, r := range res {
@@ -115,72 +110,13 @@ func (p batchPart) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]lease
 			}
 		}
 	}
-	p.c.renewed(time.Since(t0), n, err)
+	c.renewed(time.Since(t0), n, err)
 	return res, err
 }
 
-// The eight combinations of the capabilities a client looks for.
-type (
-	cN  struct{ countingStore }
-	cNo struct {
-		countingStore
-		leasehold.Notifier
-	}
-	cW struct {
-		countingStore
-		waitPart
-	}
-	cB struct {
-		countingStore
-		batchPart
-	}
-	cNoW struct {
-		countingStore
-		leasehold.Notifier
-		waitPart
-	}
-	cNoB struct {
-		countingStore
-		leasehold.Notifier
-		batchPart
-	}
-	cWB struct {
-		countingStore
-		waitPart
-		batchPart
-	}
-	cNoWB struct {
-		countingStore
-		leasehold.Notifier
-		waitPart
-		batchPart
-	}
-)
-
 // count wraps s in a store that counts acquire attempts and renewals and
-// offers exactly the Notifier, Waiter and BatchRenewer capabilities s has.
+// offers exactly the optional capabilities s has (leasehold.WrapStore).
 func count(s leasehold.Store) (leasehold.Store, *counter) {
 	c := &counter{store: s}
-	base := countingStore{c}
-	n, isN := s.(leasehold.Notifier)
-	w, isW := s.(leasehold.Waiter)
-	b, isB := s.(leasehold.BatchRenewer)
-	wp, bp := waitPart{c, w}, batchPart{c, b}
-	switch {
-	case isN && isW && isB:
-		return cNoWB{base, n, wp, bp}, c
-	case isN && isW:
-		return cNoW{base, n, wp}, c
-	case isN && isB:
-		return cNoB{base, n, bp}, c
-	case isW && isB:
-		return cWB{base, wp, bp}, c
-	case isN:
-		return cNo{base, n}, c
-	case isW:
-		return cW{base, wp}, c
-	case isB:
-		return cB{base, bp}, c
-	}
-	return cN{base}, c
+	return leasehold.WrapStore(s, c), c
 }

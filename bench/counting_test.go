@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/leasehold-go/leasehold"
@@ -42,11 +43,34 @@ func (b batchStub) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]lease
 	return out, nil
 }
 
+// capabilities names the optional capabilities s offers.
+func capabilities(s leasehold.Store) string {
+	var out []string
+	add := func(ok bool, name string) {
+		if ok {
+			out = append(out, name)
+		}
+	}
+	_, ok := s.(leasehold.Notifier)
+	add(ok, "Notifier")
+	_, ok = s.(leasehold.Watcher)
+	add(ok, "Watcher")
+	_, ok = s.(leasehold.Waiter)
+	add(ok, "Waiter")
+	_, ok = s.(leasehold.BatchRenewer)
+	add(ok, "BatchRenewer")
+	_, ok = s.(leasehold.LostExplainer)
+	add(ok, "LostExplainer")
+	_, ok = s.(leasehold.Lister)
+	add(ok, "Lister")
+	return strings.Join(out, ",")
+}
+
 // TestCountKeepsCapabilities checks that the counting wrapper offers
 // exactly the optional capabilities of the store it wraps, so a client
 // waits and renews over it as it would over the store.
 func TestCountKeepsCapabilities(t *testing.T) {
-	m := memory.New(nil) // a Notifier
+	m := memory.New(nil) // a Notifier and a Lister
 	for _, tc := range []struct {
 		name    string
 		s       leasehold.Store
@@ -65,6 +89,9 @@ func TestCountKeepsCapabilities(t *testing.T) {
 			_, b := c.(leasehold.BatchRenewer)
 			if n != tc.n || w != tc.w || b != tc.b {
 				t.Errorf("wrapper: notifier %v waiter %v batch %v; want %v %v %v", n, w, b, tc.n, tc.w, tc.b)
+			}
+			if got, want := capabilities(c), capabilities(tc.s); got != want {
+				t.Errorf("wrapper offers %s; the store offers %s", got, want)
 			}
 			ctx := context.Background()
 			req := leasehold.AcquireRequest{Key: "k/" + tc.name, Owner: leasehold.NewOwnerID(), TTL: 1 << 30}

@@ -26,61 +26,12 @@ type recStore struct {
 }
 
 // WrapStore returns s wrapped in a recorder that keeps exactly s's optional
-// capabilities (Notifier, Waiter, BatchRenewer), so the client behaves as
-// it would on s. The second result cuts (true) or heals (false) the
-// holder's link to the store.
+// capabilities (leasehold.WrapStore), so the client behaves as it would on
+// s. The second result cuts (true) or heals (false) the holder's link to
+// the store.
 func WrapStore(s leasehold.Store, rec history.Recorder) (leasehold.Store, func(bool)) {
 	r := &recStore{inner: s, rec: rec}
-	n, isN := s.(leasehold.Notifier)
-	w, isW := s.(leasehold.Waiter)
-	b, isB := s.(leasehold.BatchRenewer)
-	np, wp, bp := notifyPart{r, n}, waitPart{r, w}, batchPart{r, b}
-	var out leasehold.Store
-	switch {
-	case isN && isW && isB:
-		out = struct {
-			*recStore
-			notifyPart
-			waitPart
-			batchPart
-		}{r, np, wp, bp}
-	case isN && isW:
-		out = struct {
-			*recStore
-			notifyPart
-			waitPart
-		}{r, np, wp}
-	case isN && isB:
-		out = struct {
-			*recStore
-			notifyPart
-			batchPart
-		}{r, np, bp}
-	case isW && isB:
-		out = struct {
-			*recStore
-			waitPart
-			batchPart
-		}{r, wp, bp}
-	case isN:
-		out = struct {
-			*recStore
-			notifyPart
-		}{r, np}
-	case isW:
-		out = struct {
-			*recStore
-			waitPart
-		}{r, wp}
-	case isB:
-		out = struct {
-			*recStore
-			batchPart
-		}{r, bp}
-	default:
-		out = r
-	}
-	return out, r.setCut
+	return leasehold.WrapStore(s, r), r.setCut
 }
 
 func (r *recStore) setCut(on bool) {
@@ -167,45 +118,27 @@ func (r *recStore) Info() leasehold.Info { return r.inner.Info() }
 // Close implements leasehold.Store.
 func (r *recStore) Close() error { return r.inner.Close() }
 
-type notifyPart struct {
-	r *recStore
-	n leasehold.Notifier
-}
-
-// Subscribe implements leasehold.Notifier.
-func (p notifyPart) Subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	return p.n.Subscribe(ctx, key)
-}
-
-type waitPart struct {
-	r *recStore
-	w leasehold.Waiter
-}
-
-// AcquireWait implements leasehold.Waiter, recording the call.
-func (p waitPart) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
+// AcquireWait implements leasehold.Waiter, recording the call; the wrapper
+// offers it only when the inner store is a Waiter.
+func (r *recStore) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	t0 := history.Mono()
 	var g leasehold.Grant
-	err := p.r.gate(ctx)
+	err := r.gate(ctx)
 	if err == nil {
-		g, err = p.w.AcquireWait(ctx, req)
+		g, err = r.inner.(leasehold.Waiter).AcquireWait(ctx, req)
 	}
-	p.r.rec.Record(history.Event{T0: t0, T: history.Mono(), Kind: history.EvStoreAcquire, Key: req.Key, Owner: req.Owner, Token: g.Token, Err: errString(err), Note: "wait"})
+	r.rec.Record(history.Event{T0: t0, T: history.Mono(), Kind: history.EvStoreAcquire, Key: req.Key, Owner: req.Owner, Token: g.Token, Err: errString(err), Note: "wait"})
 	return g, err
 }
 
-type batchPart struct {
-	r *recStore
-	b leasehold.BatchRenewer
-}
-
-// RenewMany implements leasehold.BatchRenewer, recording each renewal.
-func (p batchPart) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
+// RenewMany implements leasehold.BatchRenewer, recording each renewal; the
+// wrapper offers it only when the inner store is a BatchRenewer.
+func (r *recStore) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
 	t0 := history.Mono()
 	var res []leasehold.RenewResult
-	err := p.r.gate(ctx)
+	err := r.gate(ctx)
 	if err == nil {
-		res, err = p.b.RenewMany(ctx, gs)
+		res, err = r.inner.(leasehold.BatchRenewer).RenewMany(ctx, gs)
 	}
 	t := history.Mono()
 	for i, g := range gs {
@@ -213,7 +146,7 @@ func (p batchPart) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]lease
 		if e == nil && i < len(res) {
 			e = res[i].Err
 		}
-		p.r.rec.Record(history.Event{T0: t0, T: t, Kind: history.EvStoreRenew, Key: g.Key, Owner: g.Owner, Token: g.Token, Err: errString(e), Note: "batch"})
+		r.rec.Record(history.Event{T0: t0, T: t, Kind: history.EvStoreRenew, Key: g.Key, Owner: g.Owner, Token: g.Token, Err: errString(e), Note: "batch"})
 	}
 	return res, err
 }
