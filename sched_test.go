@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -121,46 +120,6 @@ func TestSlowRenewalDoesNotDelayAnotherDeadline(t *testing.T) {
 		}
 		if !errors.Is(x.Err(), leasehold.ErrExpired) {
 			t.Errorf("lease %s: cause %v, want ErrExpired", x.Key(), x.Err())
-		}
-	}
-}
-
-// batchMemory is a memory store that also renews in batches, as Redis does.
-type batchMemory struct{ *memory.Store }
-
-func (b batchMemory) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
-	out := make([]leasehold.RenewResult, len(gs))
-	for i, g := range gs {
-		out[i].Grant, out[i].Err = b.Renew(ctx, g)
-	}
-	return out, nil
-}
-
-// A client that acquires and releases in a loop keeps its scheduler's
-// goroutine: it neither starts one per lease nor (through the renewals'
-// jitter) has to wake it per lease; nor does it start a Lost watch per
-// lease when the grants share a Lost channel (an etcd session's). Counted
-// with the runtime's count of goroutines created, not timed.
-func TestAcquireReleaseLoopStartsNoGoroutineEach(t *testing.T) {
-	lost := &lostChans{Store: memory.New(nil), chans: map[string]chan struct{}{"k": make(chan struct{})}}
-	for _, st := range []leasehold.Store{memory.New(nil), batchMemory{memory.New(nil)}, lost} {
-		c := newClient(t, st, nil)
-		s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
-		metrics.Read(s)
-		before := s[0].Value.Uint64()
-		const n = 2000
-		for range n {
-			l, err := c.Acquire(context.Background(), "k", leasehold.AcquireOptions{TTL: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := l.Release(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		metrics.Read(s)
-		if created := s[0].Value.Uint64() - before; created > n/100 {
-			t.Errorf("%T: %d acquire+release cycles created %d goroutines, want a handful", st, n, created)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 module github.com/leasehold-go/leasehold/azblob
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3

@@ -1,6 +1,6 @@
 module github.com/leasehold-go/leasehold/redis
 
-go 1.26
+go 1.25.0
 
 require github.com/leasehold-go/leasehold v0.1.0
 

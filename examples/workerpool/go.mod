@@ -1,6 +1,6 @@
 module github.com/leasehold-go/leasehold/examples/workerpool
 
-go 1.26
+go 1.25.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0

@@ -1,3 +1,3 @@
 module github.com/leasehold-go/leasehold/internal/testserver
 
-go 1.26
+go 1.25.0

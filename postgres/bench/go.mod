@@ -1,6 +1,6 @@
 module github.com/leasehold-go/leasehold/postgres/bench
 
-go 1.26
+go 1.25.0
 
 require (
 	cirello.io/pglock v1.16.0

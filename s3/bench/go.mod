@@ -1,6 +1,6 @@
 module github.com/leasehold-go/leasehold/s3/bench
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0

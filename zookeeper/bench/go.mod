@@ -1,6 +1,6 @@
 module github.com/leasehold-go/leasehold/zookeeper/bench
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/go-zookeeper/zk v1.0.4
