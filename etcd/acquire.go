@@ -111,7 +111,7 @@ func (s *Store) acquireFailed(ctx context.Context, ss *session, e entry, err err
 	}
 	// The put may have been applied with its reply lost: have housekeeping
 	// delete it if it turns out to be there, the owner's and untracked.
-	ss.addOrphan(orphan{entry: e})
+	ss.AddOrphan(orphan{entry: e})
 	return s.storeErrOn(ctx, "acquire", err)
 }
 

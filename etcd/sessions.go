@@ -13,7 +13,7 @@ import "time"
 // store closed.
 func (s *Store) launch(ss *session, t0 time.Time) bool {
 	return s.sessions.WhileOpen(func() {
-		ss.started(t0)
+		ss.Started(t0.Add(ss.leaseTTL))
 		s.wg.Add(2)
 		go ss.keepalive(t0)
 		go ss.housekeep()

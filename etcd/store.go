@@ -71,8 +71,7 @@ func New(cli *clientv3.Client, opts *Options) *Store {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, ctx: ctx, cancel: cancel}
-	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
-		func() error { return s.closedErr("acquire") })
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	return s
 }
 
@@ -110,18 +109,13 @@ func (s *Store) isClosed() bool { return s.sessions.Closed() }
 // with no grants are revoked at once. Close does not close a client passed
 // to New; it closes the one OpenURL made.
 func (s *Store) Close() error {
-	all, first := s.sessions.Close()
-	if !first {
+	if !s.sessions.Shut(func(ss *session) {
+		if ss.shut() {
+			ss.close(context.Background())
+		}
+	}) {
 		return nil
 	}
-
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		if ss.shut() {
-			wg.Go(func() { ss.close(context.Background()) })
-		}
-	}
-	wg.Wait()
 	s.cancel()
 	s.wg.Wait()
 	if s.ownClient {

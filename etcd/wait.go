@@ -151,7 +151,7 @@ func (s *Store) predecessor(ctx context.Context, ss *session, key, name string, 
 // housekeeping if that fails; it reports whether it did (e is an orphan).
 func (s *Store) leaveQueue(ss *session, e entry, rev int64) (orphaned bool) {
 	if err := s.deleteToken(e.name, rev); err != nil {
-		ss.addOrphan(orphan{entry: e, token: rev})
+		ss.AddOrphan(orphan{entry: e, token: rev})
 		return true
 	}
 	return false

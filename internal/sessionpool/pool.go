@@ -33,7 +33,7 @@ type Session interface {
 // New; it is safe for concurrent use.
 type Pool[S Session] struct {
 	create    func(class time.Duration) S
-	closedErr func() error
+	closedErr func(op string) error
 
 	mu       sync.Mutex
 	sessions map[time.Duration]S
@@ -42,8 +42,9 @@ type Pool[S Session] struct {
 
 // New returns an empty, open Pool. create returns a new session of a
 // class, not set up, holding one reference (its creator's); closedErr
-// returns the error Use returns once the pool is closed.
-func New[S Session](create func(class time.Duration) S, closedErr func() error) *Pool[S] {
+// returns the error a call op gets once the pool is closed (Use's op is
+// "acquire").
+func New[S Session](create func(class time.Duration) S, closedErr func(op string) error) *Pool[S] {
 	return &Pool[S]{create: create, closedErr: closedErr, sessions: make(map[time.Duration]S)}
 }
 
@@ -85,7 +86,7 @@ func (p *Pool[S]) sessionOf(class time.Duration) (ss S, created bool, err error)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return ss, false, p.closedErr()
+		return ss, false, p.closedErr("acquire")
 	}
 	if ss, ok := p.sessions[class]; ok && ss.Hold() {
 		return ss, false, nil
