@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // Subscribe follows key's entry with Consul blocking queries and signals the
@@ -51,16 +52,13 @@ func (s *Store) follow(ctx context.Context, key, op string, freeOnly bool) (<-ch
 	go func() {
 		defer s.wg.Done()
 		defer close(done)
-		defer signal(ch)
+		defer sessionpool.Signal(ch)
 		s.blockOn(wctx, name, meta.LastIndex, freeOnly, ch)
 	}()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}, nil
+	return ch, sync.OnceFunc(func() {
+		cancel()
+		<-done
+	}), nil
 }
 
 // blockOn runs blocking queries on name from index until ctx ends.
@@ -73,7 +71,7 @@ func (s *Store) blockOn(ctx context.Context, name string, index uint64, freeOnly
 			if ctx.Err() != nil {
 				return
 			}
-			signal(ch)
+			sessionpool.Signal(ch)
 			select {
 			case <-ctx.Done():
 				return
@@ -88,7 +86,7 @@ func (s *Store) blockOn(ctx context.Context, name string, index uint64, freeOnly
 		}
 		index = nextIndex(index, meta.LastIndex)
 		if !freeOnly || kv == nil || kv.Session == "" {
-			signal(ch)
+			sessionpool.Signal(ch)
 		}
 	}
 }
@@ -105,11 +103,4 @@ func (s *Store) watchContext(ctx context.Context, op string) (context.Context, c
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
 	return wctx, func() { stop(); cancel() }, nil
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }

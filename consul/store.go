@@ -60,11 +60,7 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // session and watch goroutines
 
-	// sessions are the store's sessions by TTL class, and whether the
-	// store is closed, under the pool's mutex; see sessions.go. A session's
-	// own state is under the session's mutex; code that holds both takes
-	// the pool's first.
-	sessions *sessionpool.Pool[*session]
+	sessions *sessionpool.Pool[*session] // by TTL class, and whether the store is closed
 }
 
 var (
@@ -91,8 +87,7 @@ func New(cli *api.Client, opts *Options) *Store {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, clock: &serverClock{}, ctx: ctx, cancel: cancel}
-	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
-		func() error { return s.closedErr("acquire") })
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	return s
 }
 
@@ -139,18 +134,13 @@ func (s *Store) isClosed() bool { return s.sessions.Closed() }
 // with the session's TTL (Close does not release leases). Sessions with no
 // grants are destroyed at once.
 func (s *Store) Close() error {
-	all, first := s.sessions.Close()
-	if !first {
+	if !s.sessions.Shut(func(ss *session) {
+		if ss.shut() {
+			ss.destroy(context.Background())
+		}
+	}) {
 		return nil
 	}
-
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		if ss.shut() {
-			wg.Go(func() { ss.destroy(context.Background()) })
-		}
-	}
-	wg.Wait()
 	s.cancel()
 	s.wg.Wait()
 	if s.transport != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -38,22 +39,9 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, op 
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
 	}
-	class := classOf(req.TTL)
-	for attempt := 0; ; attempt++ {
-		ss, err := s.sessions.Use(ctx, class)
-		if err != nil {
-			return leasehold.Grant{}, err
-		}
-		g, err := op(ctx, ss, req)
-		ss.Drop()
-		if errors.Is(err, errLeaseGone) {
-			if attempt == 0 {
-				continue // the session expired under us: one more try on a new one
-			}
-			err = &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
-		}
-		return g, err
-	}
+	return sessionpool.OnSession(ctx, s.sessions, classOf(req.TTL),
+		func(ss *session) (leasehold.Grant, error) { return op(ctx, ss, req) },
+		errLeaseGone, func(error) error { return &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost} }, nil)
 }
 
 func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -50,25 +51,15 @@ func (s *Store) signalOn(ctx context.Context, key, op string, opts ...clientv3.O
 	go func() {
 		defer s.wg.Done()
 		defer close(done)
-		defer signal(ch)
+		defer sessionpool.Signal(ch)
 		for resp := range wch {
 			if len(resp.Events) > 0 || resp.Err() != nil {
-				signal(ch)
+				sessionpool.Signal(ch)
 			}
 		}
 	}()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}, nil
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+	return ch, sync.OnceFunc(func() {
+		cancel()
+		<-done
+	}), nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-		"time"
+	"time"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/sessionpool"
@@ -101,6 +101,19 @@ func (ss *session) grant(ctx context.Context) error {
 	ss.leaseTTL = time.Duration(resp.TTL) * time.Second
 	ss.interval = (ss.leaseTTL - ss.class) / 2
 	return nil
+}
+
+// launch starts the goroutines of ss, whose etcd lease was granted by a
+// request sent at t0, unless the store is closed. Holding the pool's mutex
+// orders it with Close: either Close sees ss started, or launch sees the
+// store closed.
+func (s *Store) launch(ss *session, t0 time.Time) bool {
+	return s.sessions.WhileOpen(func() {
+		ss.Started(t0.Add(ss.leaseTTL))
+		s.wg.Add(2)
+		go ss.keepalive(t0)
+		go ss.housekeep()
+	})
 }
 
 // markLost records that the session's etcd lease is gone: every grant on it

@@ -40,11 +40,7 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // session and watch goroutines
 
-	// sessions are the store's sessions by TTL class, and whether the
-	// store is closed, under the pool's mutex; see sessions.go. A session's
-	// own state is under the session's mutex; code that holds both takes
-	// the pool's first.
-	sessions *sessionpool.Pool[*session]
+	sessions *sessionpool.Pool[*session] // by TTL class, and whether the store is closed
 }
 
 var (

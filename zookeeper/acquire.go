@@ -131,7 +131,7 @@ func (s *Store) create(ctx context.Context, ss *session, parent, id, label strin
 		case err == nil:
 			s.leave(ss, p)
 		case errors.Is(err, zk.ErrConnectionClosed):
-			ss.addOrphan(orphan{parent: parent, id: id})
+			ss.AddOrphan(orphan{parent: parent, id: id})
 		}
 	})
 	switch {
@@ -140,7 +140,7 @@ func (s *Store) create(ctx context.Context, ss *session, parent, id, label strin
 	case errors.Is(err, zk.ErrConnectionClosed):
 		found, ferr := s.findOwn(ctx, ss, parent, id)
 		if ferr != nil {
-			ss.addOrphan(orphan{parent: parent, id: id})
+			ss.AddOrphan(orphan{parent: parent, id: id})
 			return "", s.storeErr(ctx, "acquire", parent, err)
 		}
 		if found == "" {
@@ -152,7 +152,7 @@ func (s *Store) create(ctx context.Context, ss *session, parent, id, label strin
 	case errors.Is(err, zk.ErrNoNode):
 		return "", err
 	}
-	if ctx.Err() == nil && ss.isLost() {
+	if ctx.Err() == nil && ss.IsLost() {
 		return "", &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("%s: %w", parent, ErrSessionLost)}
 	}
 	return "", s.storeErr(ctx, "acquire", parent, err)
@@ -251,7 +251,7 @@ func (s *Store) position(ctx context.Context, ss *session, parent, p string) (ui
 
 // vanished is the error for an attempt whose own node p is gone.
 func (s *Store) vanished(op string, ss *session, p string) error {
-	if ss.isLost() {
+	if ss.IsLost() {
 		return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("%s: %w", p, ErrSessionLost)}
 	}
 	return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("%s: the node vanished (deleted by another client?)", p)}
@@ -285,7 +285,7 @@ func (s *Store) leave(ss *session, p string) {
 	defer cancel()
 	err := ss.call(ctx, func() error { return ss.conn.Delete(p, -1) })
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		ss.addOrphan(orphan{path: p})
+		ss.AddOrphan(orphan{path: p})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // Subscribe watches key's queue and signals the returned channel when a
@@ -55,7 +56,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 	done := make(chan struct{})
 	s.wg.Go(func() {
 		defer close(done)
-		defer signal(out)
+		defer sessionpool.Signal(out)
 		for {
 			select {
 			case <-ev:
@@ -73,19 +74,16 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 				return
 			}
 			if !leaves || departed(names, now) {
-				signal(out)
+				sessionpool.Signal(out)
 			}
 			names, ev = now, next
 		}
 	})
-	var once sync.Once
-	return out, func() {
-		once.Do(func() {
-			close(stop)
-			<-done
-			ss.Drop()
-		})
-	}, nil
+	return out, sync.OnceFunc(func() {
+		close(stop)
+		<-done
+		ss.Drop()
+	}), nil
 }
 
 // arm reads the children of parent and sets a watch on them, or on
@@ -124,11 +122,4 @@ func departed(before, now []string) bool {
 		}
 	}
 	return false
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }

@@ -69,11 +69,7 @@ type Store struct {
 	baseMu sync.Mutex
 	baseOK bool // the base path exists
 
-	// sessions are the store's sessions by TTL class, and whether the
-	// store is closed, under the pool's mutex; see sessions.go. A session's
-	// own state is under the session's mutex; code that holds both takes
-	// the pool's first.
-	sessions *sessionpool.Pool[*session]
+	sessions *sessionpool.Pool[*session] // by TTL class, and whether the store is closed
 }
 
 var (
@@ -103,8 +99,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		logger:  opts.Logger,
 		acl:     zk.WorldACL(zk.PermAll),
 	}
-	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
-		func() error { return s.closedErr("acquire") })
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	if opts.Auth != "" {
 		s.auth = []byte(opts.Auth)
 		s.acl = zk.AuthACL(zk.PermAll)
@@ -201,15 +196,9 @@ func (s *Store) isClosed() bool { return s.sessions.Closed() }
 // ensemble expires it, a session timeout (twice the TTL) later: Close does
 // not release leases.
 func (s *Store) Close() error {
-	all, first := s.sessions.Close()
-	if !first {
+	if !s.sessions.Shut((*session).shut) {
 		return nil
 	}
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		wg.Go(ss.shut)
-	}
-	wg.Wait()
 	s.cancel()
 	s.wg.Wait()
 	return nil
