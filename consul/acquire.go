@@ -218,7 +218,7 @@ func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name, tag str
 	if !ok {
 		// The session was lost while the request was in flight: its entry
 		// is released or about to be. No grant.
-		ctx, cancel := context.WithTimeout(s.ctx, destroyTimeout)
+		ctx, cancel := context.WithTimeout(s.sessions.Ctx(), destroyTimeout)
 		_, _ = ss.unlock(ctx, name, rec.index, ss.id, rec.value) // best effort
 		cancel()
 		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: %w", req.Key, ErrSessionLost)}

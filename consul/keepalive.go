@@ -13,7 +13,6 @@ import (
 // When the lower bound passes without a successful renewal, or Consul
 // answers that the session is gone, the session is lost.
 func (ss *session) keepalive(t0 time.Time) {
-	defer ss.st.wg.Done()
 	ss.KeepAlive(t0, ss.interval, ss.renewOnce, func() {
 		ss.st.sessionVanished(ss.ctx, ss)
 		ss.markLost() // Consul says the session is gone
@@ -59,23 +58,21 @@ func (s *Store) destroyLater(ss *session) {
 // Close waits for its goroutine.
 func (s *Store) destroyLaterLocked(ss *session) {
 	end := ss.Expiry().Add(2 * ss.ttl)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.sessions.Go(func() {
 		for time.Now().Before(end) {
-			ctx, cancel := context.WithTimeout(s.ctx, destroyTimeout)
+			ctx, cancel := context.WithTimeout(s.sessions.Ctx(), destroyTimeout)
 			_, err := s.cli.Session().Destroy(ss.id, (&api.WriteOptions{}).WithContext(ctx))
 			cancel()
 			if err == nil {
 				return
 			}
 			select {
-			case <-s.ctx.Done():
+			case <-s.sessions.Ctx().Done():
 				return
 			case <-time.After(time.Second):
 			}
 		}
-	}()
+	})
 }
 
 // watchWait bounds one blocking query of the session watch.
@@ -86,7 +83,6 @@ const watchWait = 5 * time.Minute
 // was deregistered), rather than at the next renewal. A missing session is
 // confirmed by a consistent read first.
 func (ss *session) watch() {
-	defer ss.st.wg.Done()
 	var index uint64
 	pause := 50 * time.Millisecond
 	for ss.ctx.Err() == nil {

@@ -46,7 +46,7 @@ type session struct {
 // newSession returns a session of class, not yet started, with one
 // reference (its creator's).
 func newSession(s *Store, class time.Duration) *session {
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(s.sessions.Ctx())
 	ttl := sessionTTL(class)
 	ss := &session{
 		st:        s,
@@ -143,10 +143,9 @@ func (ss *session) create(ctx context.Context, entry *api.SessionEntry) (string,
 func (s *Store) launch(ss *session, t0 time.Time) bool {
 	return s.sessions.WhileOpen(func() {
 		ss.Started(t0.Add(ss.ttl))
-		s.wg.Add(3)
-		go ss.keepalive(t0)
-		go ss.housekeep()
-		go ss.watch()
+		s.sessions.Go(func() { ss.keepalive(t0) })
+		s.sessions.Go(ss.housekeep)
+		s.sessions.Go(ss.watch)
 	})
 }
 

@@ -1,9 +1,9 @@
 package consul
 
 import (
+	"cmp"
 	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -56,11 +56,7 @@ type Store struct {
 	high      highWater    // the highest token granted or seen
 	raft      raftWatch    // whether the agent is a -dev agent (OpenURL asks)
 
-	ctx    context.Context // ended by Close; background calls use it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // session and watch goroutines
-
-	sessions *sessionpool.Pool[*session] // by TTL class, and whether the store is closed
+	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
 
 var (
@@ -79,14 +75,7 @@ func New(cli *api.Client, opts *Options) *Store {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	if o.IdleTimeout == 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, clock: &serverClock{}, ctx: ctx, cancel: cancel}
+	s := &Store{cli: cli, prefix: cmp.Or(o.Prefix, DefaultPrefix), idle: cmp.Or(o.IdleTimeout, DefaultIdleTimeout), clock: &serverClock{}}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	return s
 }
@@ -141,8 +130,6 @@ func (s *Store) Close() error {
 	}) {
 		return nil
 	}
-	s.cancel()
-	s.wg.Wait()
 	if s.transport != nil {
 		s.conns.closeAll()
 		s.transport.CloseIdleConnections()

@@ -10,8 +10,7 @@ import (
 // housekeep unlocks expired grants and orphans, and destroys the session
 // when it has been idle for the store's idle timeout.
 func (ss *session) housekeep() {
-	defer ss.st.wg.Done()
-	ss.Housekeep(ss.sweep, func() { ss.destroy(ss.st.ctx) })
+	ss.Housekeep(ss.sweep, func() { ss.destroy(ss.st.sessions.Ctx()) })
 }
 
 // sweep unlocks grants past their deadline and orphans.

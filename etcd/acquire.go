@@ -145,7 +145,7 @@ func (s *Store) granted(ss *session, req leasehold.AcquireRequest, e entry, rev 
 // deleteToken deletes name if its CreateRevision is token, on a short
 // detached context.
 func (s *Store) deleteToken(name string, token int64) error {
-	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(s.sessions.Ctx(), 2*time.Second)
 	defer cancel()
 	_, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(name), "=", token)).

@@ -16,13 +16,12 @@ import (
 // gone, the session is lost.
 func (ss *session) keepalive(t0 time.Time) {
 	s := ss.st
-	defer s.wg.Done()
 	lc := pb.NewLeaseClient(s.cli.ActiveConnection())
 	var ks *kaStream
 	defer func() { ks.close() }()
 	once := func() kaOutcome {
 		if ks == nil {
-			ks = openKeepAlive(s.ctx, lc)
+			ks = openKeepAlive(s.sessions.Ctx(), lc)
 		}
 		res := kaFailed
 		if ks != nil {
@@ -39,7 +38,7 @@ func (ss *session) keepalive(t0 time.Time) {
 		// The lease may still live if the server took a keepalive whose
 		// reply we lost: revoke it so its keys do not outlive the grants.
 		ss.markLost()
-		ss.close(s.ctx)
+		ss.close(s.sessions.Ctx())
 	})
 }
 

@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"sync"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/sessionpool"
@@ -34,7 +33,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, opts ...clientv3.O
 	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
 	}
-	wctx, cancel, err := s.watchContext(ctx)
+	wctx, cancel, err := s.sessions.WatchContext(ctx, "watch")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,23 +42,15 @@ func (s *Store) signalOn(ctx context.Context, key, op string, opts ...clientv3.O
 	if err := awaitCreated(ctx, wch); err != nil {
 		cancel()
 		drain(wch)
-		s.wg.Done()
+		s.sessions.Done()
 		return nil, nil, s.storeErrOn(ctx, op, err)
 	}
-	ch := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer s.wg.Done()
-		defer close(done)
-		defer sessionpool.Signal(ch)
+	ch, stop := s.sessions.Follow(cancel, func(ch chan struct{}) {
 		for resp := range wch {
 			if len(resp.Events) > 0 || resp.Err() != nil {
 				sessionpool.Signal(ch)
 			}
 		}
-	}()
-	return ch, sync.OnceFunc(func() {
-		cancel()
-		<-done
-	}), nil
+	})
+	return ch, stop, nil
 }

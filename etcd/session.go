@@ -110,9 +110,8 @@ func (ss *session) grant(ctx context.Context) error {
 func (s *Store) launch(ss *session, t0 time.Time) bool {
 	return s.sessions.WhileOpen(func() {
 		ss.Started(t0.Add(ss.leaseTTL))
-		s.wg.Add(2)
-		go ss.keepalive(t0)
-		go ss.housekeep()
+		s.sessions.Go(func() { ss.keepalive(t0) })
+		s.sessions.Go(ss.housekeep)
 	})
 }
 

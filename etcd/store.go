@@ -1,8 +1,8 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
-	"sync"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
@@ -36,11 +36,7 @@ type Store struct {
 	prefix    string
 	idle      time.Duration
 
-	ctx    context.Context // ended by Close; background calls use it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // session and watch goroutines
-
-	sessions *sessionpool.Pool[*session] // by TTL class, and whether the store is closed
+	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
 
 var (
@@ -59,14 +55,7 @@ func New(cli *clientv3.Client, opts *Options) *Store {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	if o.IdleTimeout == 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, ctx: ctx, cancel: cancel}
+	s := &Store{cli: cli, prefix: cmp.Or(o.Prefix, DefaultPrefix), idle: cmp.Or(o.IdleTimeout, DefaultIdleTimeout)}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	return s
 }
@@ -112,8 +101,6 @@ func (s *Store) Close() error {
 	}) {
 		return nil
 	}
-	s.cancel()
-	s.wg.Wait()
 	if s.ownClient {
 		return s.cli.Close()
 	}

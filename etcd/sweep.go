@@ -9,14 +9,13 @@ import (
 // housekeep deletes expired grants and orphans, and revokes the session's
 // lease when it has been idle for the store's idle timeout.
 func (ss *session) housekeep() {
-	defer ss.st.wg.Done()
-	ss.Housekeep(ss.sweep, func() { ss.close(ss.st.ctx) })
+	ss.Housekeep(ss.sweep, func() { ss.close(ss.st.sessions.Ctx()) })
 }
 
 // sweep deletes grants past their deadline and orphans; the slots of those
 // it settled are free again.
 func (ss *session) sweep() {
-	ss.Sweep(ss.st.ctx, func(ctx context.Context, todo []orphan) ([]orphan, func()) {
+	ss.Sweep(ss.st.sessions.Ctx(), func(ctx context.Context, todo []orphan) ([]orphan, func()) {
 		failed, settled := ss.deleteOrphans(ctx, todo)
 		return failed, func() {
 			for _, o := range settled {

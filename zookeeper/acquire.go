@@ -281,7 +281,7 @@ func (s *Store) held(ctx context.Context, ss *session, key, parent string, head 
 // leave deletes node p (a waiter's or a refused attempt's), on a short
 // context of its own, or leaves it to housekeeping if that fails.
 func (s *Store) leave(ss *session, p string) {
-	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(s.sessions.Ctx(), 2*time.Second)
 	defer cancel()
 	err := ss.call(ctx, func() error { return ss.conn.Delete(p, -1) })
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {

@@ -54,7 +54,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 	out := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	s.wg.Go(func() {
+	s.sessions.Go(func() {
 		defer close(done)
 		defer sessionpool.Signal(out)
 		for {
@@ -64,10 +64,10 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 				return
 			case <-ss.Done():
 				return
-			case <-s.ctx.Done():
+			case <-s.sessions.Ctx().Done():
 				return
 			}
-			actx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+			actx, cancel := context.WithTimeout(s.sessions.Ctx(), 10*time.Second)
 			now, next, err := s.arm(actx, ss, parent)
 			cancel()
 			if err != nil {

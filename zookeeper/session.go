@@ -201,7 +201,7 @@ func (ss *session) markLost() {
 	ss.refuse.Store(true)
 	if ss.MarkLost(nil, nil) {
 		// Called from the Conn's own goroutine: close it from another.
-		ss.st.wg.Go(func() {
+		ss.st.sessions.Go(func() {
 			if ss.conn != nil {
 				ss.conn.Close()
 			}
@@ -265,7 +265,7 @@ func (ss *session) callOr(ctx context.Context, fn func() error, abandoned func(e
 		left      bool
 		done      = make(chan struct{})
 	)
-	ss.st.wg.Go(func() {
+	ss.st.sessions.Go(func() {
 		err := fn()
 		mu.Lock()
 		if left {

@@ -49,6 +49,6 @@ const readClass = 15 * time.Second
 func (s *Store) launch(ss *session) bool {
 	return s.sessions.WhileOpen(func() {
 		ss.Started(time.Time{})
-		s.wg.Go(ss.housekeep)
+		s.sessions.Go(ss.housekeep)
 	})
 }

@@ -62,14 +62,10 @@ type Store struct {
 	bounds  Bounds
 	info    leasehold.Info
 
-	ctx    context.Context // ended by Close; background calls use it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // session goroutines and calls in flight
-
 	baseMu sync.Mutex
 	baseOK bool // the base path exists
 
-	sessions *sessionpool.Pool[*session] // by TTL class, and whether the store is closed
+	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
 
 var (
@@ -125,7 +121,6 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.bounds = b
 	s.info = infoFor(b)
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -199,7 +194,5 @@ func (s *Store) Close() error {
 	if !s.sessions.Shut((*session).shut) {
 		return nil
 	}
-	s.cancel()
-	s.wg.Wait()
 	return nil
 }

@@ -56,7 +56,7 @@ func (ss *session) deleteOrphan(o orphan) error {
 	if ss.IsLost() {
 		return nil // the session's nodes went with it
 	}
-	ctx, cancel := context.WithTimeout(ss.st.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ss.st.sessions.Ctx(), 5*time.Second)
 	defer cancel()
 	if o.path != "" {
 		err := ss.call(ctx, func() error { return ss.conn.Delete(o.path, -1) })

@@ -35,6 +35,10 @@ type Pool[S Session] struct {
 	create    func(class time.Duration) S
 	closedErr func(op string) error
 
+	ctx    context.Context // ended by Shut; the store's background calls use it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the store's goroutines, which Shut waits for
+
 	mu       sync.Mutex
 	sessions map[time.Duration]S
 	closed   bool
@@ -45,7 +49,8 @@ type Pool[S Session] struct {
 // returns the error a call op gets once the pool is closed (Use's op is
 // "acquire").
 func New[S Session](create func(class time.Duration) S, closedErr func(op string) error) *Pool[S] {
-	return &Pool[S]{create: create, closedErr: closedErr, sessions: make(map[time.Duration]S)}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Pool[S]{create: create, closedErr: closedErr, ctx: ctx, cancel: cancel, sessions: make(map[time.Duration]S)}
 }
 
 // Use returns the live session of class, creating and setting it up if
