@@ -62,7 +62,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return nil, s.closedErr("list")
 	}
 	kvs, _, err := s.cli.KV().List(s.prefix+escapeKey(prefix), (&api.QueryOptions{}).WithContext(ctx))

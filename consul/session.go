@@ -158,11 +158,12 @@ func (ss *session) markLost() { ss.MarkLost(nil, nil) }
 func (ss *session) markLostBecause(why error) { ss.MarkLost(why, nil) }
 
 // shut ends the session for Store.Close (which has already removed it from
-// the Store's sessions). It reports whether the caller should destroy the
-// session: it was created, and no grant is under it.
-func (ss *session) shut() (destroy bool) {
-	started, holding := ss.Shut()
-	return started && !holding
+// the Store's sessions), and destroys the Consul session if it was set up and no grant is under
+// it.
+func (ss *session) shut() {
+	if started, holding := ss.Shut(); started && !holding {
+		ss.destroy(context.Background())
+	}
 }
 
 // destroyTimeout bounds the wait for the destruction of a session.

@@ -2,7 +2,6 @@ package consul
 
 import (
 	"cmp"
-	"context"
 	"net/http"
 	"time"
 
@@ -117,20 +116,11 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool { return s.sessions.Closed() }
-
 // Close stops the store's sessions: their renewals end, so their grants end
 // with the session's TTL (Close does not release leases). Sessions with no
 // grants are destroyed at once.
 func (s *Store) Close() error {
-	if !s.sessions.Shut(func(ss *session) {
-		if ss.shut() {
-			ss.destroy(context.Background())
-		}
-	}) {
-		return nil
-	}
-	if s.transport != nil {
+	if s.sessions.Shut((*session).shut) && s.transport != nil {
 		s.conns.closeAll()
 		s.transport.CloseIdleConnections()
 	}

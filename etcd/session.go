@@ -123,11 +123,12 @@ func (ss *session) markLost() {
 }
 
 // shut ends the session for Store.Close (which has already removed it from
-// the Store's sessions). It reports whether the caller should revoke the
-// lease: it was granted, and no grant is under it.
-func (ss *session) shut() (revoke bool) {
-	started, holding := ss.Shut()
-	return started && !holding
+// the Store's sessions), and revokes its lease if it was set up and no grant is under
+// it.
+func (ss *session) shut() {
+	if started, holding := ss.Shut(); started && !holding {
+		ss.close(context.Background())
+	}
 }
 
 // revokeTimeout bounds the wait for the revocation of a session's lease.

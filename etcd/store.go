@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"cmp"
-	"context"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
@@ -87,21 +86,12 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool { return s.sessions.Closed() }
-
 // Close stops the store's sessions: their keepalives end, so their grants
 // expire by their etcd lease's TTL (Close does not release leases). Sessions
 // with no grants are revoked at once. Close does not close a client passed
 // to New; it closes the one OpenURL made.
 func (s *Store) Close() error {
-	if !s.sessions.Shut(func(ss *session) {
-		if ss.shut() {
-			ss.close(context.Background())
-		}
-	}) {
-		return nil
-	}
-	if s.ownClient {
+	if s.sessions.Shut((*session).shut) && s.ownClient {
 		return s.cli.Close()
 	}
 	return nil

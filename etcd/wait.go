@@ -133,7 +133,7 @@ func (s *Store) predecessor(ctx context.Context, ss *session, key, name string, 
 	}
 	if mine := resp.Responses[1].GetResponseRange().GetKvs(); len(mine) == 0 || mine[0].CreateRevision != rev {
 		ss.markLost()
-		if s.isClosed() {
+		if s.sessions.Closed() {
 			return "", s.closedErr("acquire")
 		}
 		return "", &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}

@@ -57,7 +57,7 @@ func (s *Store) watchDeletes(ctx context.Context, key string) (*watch, error) {
 		ch: s.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithFilterPut(), clientv3.WithCreatedNotify())}
 	if err := awaitCreated(ctx, w.ch); err != nil {
 		w.stop()
-		if s.isClosed() {
+		if s.sessions.Closed() {
 			return nil, s.closedErr("acquire")
 		}
 		return nil, s.storeErrOn(ctx, "acquire", err)
@@ -88,7 +88,7 @@ func (w *watch) wait(ctx context.Context, ss *session) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if s.isClosed() {
+				if s.sessions.Closed() {
 					return s.closedErr("acquire")
 				}
 				w.stop()

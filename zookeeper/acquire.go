@@ -52,7 +52,7 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, wai
 		}
 		g, err := s.acquireOn(ctx, ss, req, wait)
 		ss.Drop()
-		if attempt == 0 && errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !s.isClosed() {
+		if attempt == 0 && errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !s.sessions.Closed() {
 			continue // the session expired under us: one more try on a new one
 		}
 		return g, err

@@ -38,7 +38,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return nil, nil, s.closedErr(op)
 	}
 	ss, err := s.anySession(ctx)

@@ -27,7 +27,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return leasehold.Grant{}, s.closedErr("renew")
 	}
 	ss, p, err := s.grantNode("renew", g, true)

@@ -183,16 +183,12 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool { return s.sessions.Closed() }
-
 // Close ends the store's sessions. A session with no grants is closed
 // (ZooKeeper deletes its nodes at once); a session holding grants is
 // abandoned without closing it, so its nodes, and the grants, end when the
 // ensemble expires it, a session timeout (twice the TTL) later: Close does
 // not release leases.
 func (s *Store) Close() error {
-	if !s.sessions.Shut((*session).shut) {
-		return nil
-	}
+	s.sessions.Shut((*session).shut)
 	return nil
 }
