@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // grantRef is a Grant's Private state: the session keeping the grant.
@@ -53,22 +54,13 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
 	}
-	class := classOf(req.TTL)
-	for attempt := 0; ; attempt++ {
-		ss, err := s.sessions.Use(ctx, class)
-		if err != nil {
-			return leasehold.Grant{}, onKey(err, "acquire", req.Key)
-		}
-		g, err := s.acquireOn(ctx, ss, req)
-		ss.Drop()
-		if errors.Is(err, errSessionGone) {
-			if attempt == 0 {
-				continue // the session was invalidated under us: one more try on a new one
-			}
-			err = &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: %w", req.Key, ErrSessionLost)}
-		}
-		return g, err
-	}
+	// A session invalidated under the acquire (errSessionGone) gets one
+	// more try on a new one.
+	return sessionpool.OnSession(ctx, s.sessions, classOf(req.TTL),
+		func(ss *session) (leasehold.Grant, error) { return s.acquireOn(ctx, ss, req) },
+		errSessionGone, func(error) error {
+			return &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: %w", req.Key, ErrSessionLost)}
+		}, func(err error) error { return onKey(err, "acquire", req.Key) })
 }
 
 func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
@@ -77,7 +69,8 @@ func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.Acquir
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
-	defer ss.begin(name)()
+	ss.Begin(name)
+	defer ss.End(name)
 	for round := 0; ; round++ {
 		kv, _, err := s.cli.KV().Get(name, (&api.QueryOptions{}).WithContext(ctx))
 		if err != nil {
@@ -117,7 +110,7 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 	if err != nil {
 		// The lock may have been applied with its reply lost: have
 		// housekeeping unlock it if it turns up held for this owner.
-		ss.addOrphan(orphan{name: name, tag: tag, until: time.Now().Add(orphanWatch)})
+		ss.AddOrphan(orphan{name: name, tag: tag, until: time.Now().Add(orphanWatch)})
 		return g, false, storeErr(ctx, "acquire", req.Key, err)
 	}
 	if !ok {
@@ -139,7 +132,7 @@ func (s *Store) lock(ctx context.Context, ss *session, req leasehold.AcquireRequ
 		}
 	}
 	if index == 0 {
-		ss.addOrphan(orphan{name: name, tag: tag, until: time.Now().Add(orphanWatch)})
+		ss.AddOrphan(orphan{name: name, tag: tag, until: time.Now().Add(orphanWatch)})
 		return g, false, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: Consul's answer to the lock has no entry", req.Key)}
 	}
 	s.high.see(token, s.clock)
@@ -225,7 +218,7 @@ func (s *Store) granted(ss *session, req leasehold.AcquireRequest, name, tag str
 	if !ok {
 		// The session was lost while the request was in flight: its entry
 		// is released or about to be. No grant.
-		ctx, cancel := context.WithTimeout(s.ctx, destroyTimeout)
+		ctx, cancel := context.WithTimeout(s.sessions.Ctx(), destroyTimeout)
 		_, _ = ss.unlock(ctx, name, rec.index, ss.id, rec.value) // best effort
 		cancel()
 		return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("key %q: %w", req.Key, ErrSessionLost)}

@@ -68,12 +68,11 @@ func (s *Store) sessionVanished(ctx context.Context, ss *session) {
 // anyGrant returns the KV key and lock index of one of the session's
 // grants, if it has any.
 func (ss *session) anyGrant() (name string, index uint64, ok bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	for n, g := range ss.grants {
-		return n, g.index, true
-	}
-	return "", 0, false
+	ss.Grants(func(n string, g grantRec) bool {
+		name, index, ok = n, g.index, true
+		return false
+	})
+	return name, index, ok
 }
 
 // endAll ends every lease of the store: each session is marked lost with
@@ -87,8 +86,8 @@ func (s *Store) endAll(why error) {
 // LostReason implements leasehold.LostExplainer: why g's session was lost,
 // if the store knows (the cluster lost its data: ErrDataLost), else nil.
 func (s *Store) LostReason(g leasehold.Grant) error {
-	if r := s.ref(g); r != nil && r.sess.isLost() {
-		return r.sess.lostErr
+	if r := s.ref(g); r != nil && r.sess.IsLost() {
+		return r.sess.LostErr()
 	}
 	return nil
 }

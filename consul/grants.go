@@ -2,15 +2,15 @@ package consul
 
 import "time"
 
-// The session's grants, acquires in progress and orphans, under ss.mu.
+// The session's grants (by KV key, with their deadlines), acquires in
+// progress and orphans are its sessionpool.Core.
 
 // grantRec is a grant the session keeps alive.
 type grantRec struct {
-	tag      string // ownerTag of the grant's owner
-	token    uint64
-	index    uint64    // the entry's ModifyIndex after the lock
-	value    []byte    // the entry's value, which an unlock writes back
-	deadline time.Time // the grant expires here unless renewed
+	tag   string // ownerTag of the grant's owner
+	token uint64
+	index uint64 // the entry's ModifyIndex after the lock
+	value []byte // the entry's value, which an unlock writes back
 }
 
 // orphan is an entry that may be locked by the session although no grant
@@ -29,106 +29,36 @@ type orphan struct {
 // orphanWatch is how long an acquire whose reply was lost is looked for.
 const orphanWatch = 10 * time.Second
 
-// Hold takes a reference on the session for an acquire. It fails if the
-// session is gone.
-func (ss *session) Hold() bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.gone {
-		return false
-	}
-	ss.refs++
-	return true
+// is returns the match of the grant with owner tag and token.
+func is(tag string, token uint64) func(grantRec) bool {
+	return func(g grantRec) bool { return g.token == token && g.tag == tag }
 }
 
-// Drop drops a reference taken by Hold (or newSession).
-func (ss *session) Drop() {
-	ss.mu.Lock()
-	ss.refs--
-	ss.lastUse = time.Now()
-	idle := ss.refs == 0 && len(ss.grants) == 0
-	ss.mu.Unlock()
-	if idle && ss.st.idle < 0 {
-		ss.poke()
-	}
-}
-
-// begin marks an acquire of name in progress (housekeeping leaves its entry
-// alone) and returns the function that ends the mark.
-func (ss *session) begin(name string) func() {
-	ss.mu.Lock()
-	ss.inflight[name]++
-	ss.mu.Unlock()
-	return func() {
-		ss.mu.Lock()
-		if ss.inflight[name]--; ss.inflight[name] <= 0 {
-			delete(ss.inflight, name)
-		}
-		ss.mu.Unlock()
-	}
-}
-
-// addOrphan queues an entry for housekeeping to unlock, and wakes it.
-func (ss *session) addOrphan(o orphan) {
-	ss.mu.Lock()
-	if !ss.gone {
-		ss.orphans = append(ss.orphans, o)
-	}
-	ss.mu.Unlock()
-	ss.poke()
-}
-
-// track records a new grant rec (its deadline not yet set) made by a request
-// sent at t0 and returns its TTL; ok is false if the session is gone.
+// track records a new grant rec made by a request sent at t0 and returns
+// its TTL; ok is false if the session is gone.
 func (ss *session) track(name string, rec grantRec, t0 time.Time) (time.Duration, bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.gone {
-		return 0, false
-	}
-	rec.deadline = t0.Add(ss.class)
-	ss.grants[name] = &rec
-	ss.lastUse = time.Now()
-	return max(ss.ttlFrom(t0), time.Millisecond), true
+	return ss.Track(name, rec, t0)
 }
 
 // renewed extends a tracked grant's deadline after a successful renew sent
 // at t0 and returns its TTL; ok is false if the grant is no longer tracked.
 func (ss *session) renewed(name, tag string, token uint64, t0 time.Time) (time.Duration, bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	g := ss.grants[name]
-	if ss.gone || g == nil || g.token != token || g.tag != tag || t0.After(g.deadline) {
-		return 0, false
-	}
-	if d := t0.Add(ss.class); d.After(g.deadline) {
-		g.deadline = d
-	}
-	return ss.ttlFrom(t0), true
+	return ss.Renewed(name, is(tag, token), t0)
 }
 
 // tracked returns the session's record of the grant, and whether the
 // session still keeps it (not lost, not past its deadline).
 func (ss *session) tracked(name, tag string, token uint64) (grantRec, bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	g := ss.grants[name]
-	if ss.gone || g == nil || g.token != token || g.tag != tag || time.Now().After(g.deadline) {
-		return grantRec{}, false
-	}
-	return *g, true
+	return ss.Tracked(name, is(tag, token), time.Now())
+}
+
+// keeps reports whether the session keeps a grant of name with tag and
+// token, and returns a copy of it.
+func (ss *session) keeps(name, tag string, token uint64) (grantRec, bool) {
+	return ss.Kept(name, is(tag, token))
 }
 
 // untrack forgets a grant (released or refused).
 func (ss *session) untrack(name string, token uint64) {
-	ss.mu.Lock()
-	if g := ss.grants[name]; g != nil && g.token == token {
-		delete(ss.grants, name)
-		ss.lastUse = time.Now()
-	}
-	idle := ss.refs == 0 && len(ss.grants) == 0
-	ss.mu.Unlock()
-	if idle && ss.st.idle < 0 {
-		ss.poke()
-	}
+	ss.Untrack(name, func(g grantRec) bool { return g.token == token }, nil)
 }

@@ -16,14 +16,8 @@ import (
 // its clock); Consul does not tell a session's time left, so for others
 // MaxRemaining bounds it: twice the session's TTL, plus its lock-delay.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	if err := leasehold.CheckHolder(key); err != nil {
+	if err := s.sessions.Enter(ctx, "holder", leasehold.CheckHolder(key)); err != nil {
 		return leasehold.Holder{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return leasehold.Holder{}, err
-	}
-	if s.isClosed() {
-		return leasehold.Holder{}, s.closedErr("holder")
 	}
 	kv, _, err := s.cli.KV().Get(s.KeyOf(key), (&api.QueryOptions{}).WithContext(ctx))
 	if err != nil {
@@ -55,14 +49,9 @@ func (s *Store) holderOf(key string, kv *api.KVPair) leasehold.Holder {
 func (s *Store) remaining(name, tag string, token uint64) time.Duration {
 	var left time.Duration
 	s.sessions.Find(func(ss *session) bool {
-		ss.mu.Lock()
-		g := ss.grants[name]
-		ss.mu.Unlock()
-		if g != nil && g.tag == tag && g.token == token {
-			left = max(time.Until(g.deadline), 0)
-			return true
-		}
-		return false
+		d, ok := ss.Remaining(name, is(tag, token))
+		left = d
+		return ok
 	})
 	return left
 }
@@ -73,7 +62,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return nil, s.closedErr("list")
 	}
 	kvs, _, err := s.cli.KV().List(s.prefix+escapeKey(prefix), (&api.QueryOptions{}).WithContext(ctx))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // keepalive renews the Consul session every interval. Each renewal's send
@@ -12,75 +13,36 @@ import (
 // When the lower bound passes without a successful renewal, or Consul
 // answers that the session is gone, the session is lost.
 func (ss *session) keepalive(t0 time.Time) {
-	s := ss.st
-	defer s.wg.Done()
-	retry := min(ss.interval/8, 100*time.Millisecond)
-	next := t0.Add(ss.interval)
-	timer := time.NewTimer(time.Until(next))
-	defer timer.Stop()
-	for {
-		select {
-		case <-ss.stop:
-			return
-		case <-timer.C:
-		}
-		res := ss.renewOnce()
-		switch res {
-		case kaStopped:
-			return
-		case kaGone:
-			ss.st.sessionVanished(ss.ctx, ss)
-			ss.markLost() // Consul says the session is gone
-			return
-		}
-		now := time.Now()
-		if res == kaOK {
-			next = now.Add(ss.interval)
-			retry = min(ss.interval/8, 100*time.Millisecond)
-		} else {
-			if ss.expiredAt(now) {
-				// The session may still live if Consul took a renewal whose
-				// reply we lost, or once the agent is reachable again:
-				// destroy it so its entries do not outlive the grants.
-				ss.markLost()
-				s.destroyLater(ss)
-				return
-			}
-			next = now.Add(retry)
-			retry = min(2*retry, ss.interval/2)
-		}
-		timer.Reset(time.Until(next))
-	}
+	ss.KeepAlive(t0, ss.interval, ss.renewOnce, func() {
+		ss.st.sessionVanished(ss.ctx, ss)
+		ss.markLost() // Consul says the session is gone
+	}, func() {
+		// The session may still live if Consul took a renewal whose
+		// reply we lost, or once the agent is reachable again:
+		// destroy it so its entries do not outlive the grants.
+		ss.markLost()
+		ss.st.destroyLater(ss)
+	})
 }
-
-// kaOutcome is the outcome of one renewal.
-type kaOutcome int
-
-const (
-	kaOK      kaOutcome = iota // Consul renewed the session
-	kaFailed                   // no answer, or an error
-	kaGone                     // Consul answered that the session does not exist
-	kaStopped                  // the session is ending
-)
 
 // renewOnce renews the session, waiting up to an interval for the answer,
 // which moves the invalidation lower bound to the request's send time plus
 // the session's TTL.
-func (ss *session) renewOnce() kaOutcome {
+func (ss *session) renewOnce() sessionpool.Outcome {
 	ctx, cancel := context.WithTimeout(ss.ctx, ss.interval)
 	defer cancel()
 	sent := time.Now()
 	entry, _, err := ss.st.cli.Session().Renew(ss.id, (&api.WriteOptions{}).WithContext(ctx))
 	switch {
 	case ss.ctx.Err() != nil:
-		return kaStopped
+		return sessionpool.KeepStopped
 	case err != nil:
-		return kaFailed
+		return sessionpool.KeepFailed
 	case entry == nil:
-		return kaGone
+		return sessionpool.KeepGone
 	}
-	ss.extend(sent)
-	return kaOK
+	ss.Extend(sent.Add(ss.ttl))
+	return sessionpool.KeepOK
 }
 
 // destroyLater destroys ss, a session presumed lost, retrying until Consul
@@ -95,26 +57,22 @@ func (s *Store) destroyLater(ss *session) {
 // destroyLaterLocked is destroyLater holding the pool's mutex, so that
 // Close waits for its goroutine.
 func (s *Store) destroyLaterLocked(ss *session) {
-	ss.mu.Lock()
-	end := ss.expiry.Add(2 * ss.ttl)
-	ss.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	end := ss.Expiry().Add(2 * ss.ttl)
+	s.sessions.Go(func() {
 		for time.Now().Before(end) {
-			ctx, cancel := context.WithTimeout(s.ctx, destroyTimeout)
+			ctx, cancel := context.WithTimeout(s.sessions.Ctx(), destroyTimeout)
 			_, err := s.cli.Session().Destroy(ss.id, (&api.WriteOptions{}).WithContext(ctx))
 			cancel()
 			if err == nil {
 				return
 			}
 			select {
-			case <-s.ctx.Done():
+			case <-s.sessions.Ctx().Done():
 				return
 			case <-time.After(time.Second):
 			}
 		}
-	}()
+	})
 }
 
 // watchWait bounds one blocking query of the session watch.
@@ -125,7 +83,6 @@ const watchWait = 5 * time.Minute
 // was deregistered), rather than at the next renewal. A missing session is
 // confirmed by a consistent read first.
 func (ss *session) watch() {
-	defer ss.st.wg.Done()
 	var index uint64
 	pause := 50 * time.Millisecond
 	for ss.ctx.Err() == nil {

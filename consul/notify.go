@@ -2,11 +2,11 @@ package consul
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // Subscribe follows key's entry with Consul blocking queries and signals the
@@ -28,7 +28,7 @@ func (s *Store) Watch(ctx context.Context, key string) (<-chan struct{}, func(),
 }
 
 // follow reads key's entry, then follows it with blocking queries on a
-// goroutine counted in s.wg, signalling each change (only those that leave
+// goroutine counted in the sessions pool, signalling each change (only those that leave
 // the entry unlocked, if freeOnly).
 func (s *Store) follow(ctx context.Context, key, op string, freeOnly bool) (<-chan struct{}, func(), error) {
 	if err := leasehold.CheckHolder(key); err != nil {
@@ -42,25 +42,12 @@ func (s *Store) follow(ctx context.Context, key, op string, freeOnly bool) (<-ch
 	if err != nil {
 		return nil, nil, storeErr(ctx, op, key, err)
 	}
-	wctx, cancel, err := s.watchContext(ctx, op)
+	wctx, cancel, err := s.sessions.WatchContext(ctx, op)
 	if err != nil {
 		return nil, nil, err
 	}
-	ch := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer s.wg.Done()
-		defer close(done)
-		defer signal(ch)
-		s.blockOn(wctx, name, meta.LastIndex, freeOnly, ch)
-	}()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}, nil
+	ch, stop := s.sessions.Follow(cancel, func(ch chan struct{}) { s.blockOn(wctx, name, meta.LastIndex, freeOnly, ch) })
+	return ch, stop, nil
 }
 
 // blockOn runs blocking queries on name from index until ctx ends.
@@ -73,7 +60,7 @@ func (s *Store) blockOn(ctx context.Context, name string, index uint64, freeOnly
 			if ctx.Err() != nil {
 				return
 			}
-			signal(ch)
+			sessionpool.Signal(ch)
 			select {
 			case <-ctx.Done():
 				return
@@ -88,28 +75,7 @@ func (s *Store) blockOn(ctx context.Context, name string, index uint64, freeOnly
 		}
 		index = nextIndex(index, meta.LastIndex)
 		if !freeOnly || kv == nil || kv.Session == "" {
-			signal(ch)
+			sessionpool.Signal(ch)
 		}
-	}
-}
-
-// watchContext returns a context for a watch goroutine that also ends when
-// the store closes, with the goroutine counted in s.wg (the goroutine calls
-// s.wg.Done when it ends).
-func (s *Store) watchContext(ctx context.Context, op string) (context.Context, context.CancelFunc, error) {
-	// Counted under the pool's mutex: either Close waits for it, or it
-	// sees the store closed.
-	if !s.sessions.WhileOpen(func() { s.wg.Add(1) }) {
-		return nil, nil, s.closedErr(op)
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
-	return wctx, func() { stop(); cancel() }, nil
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
 	}
 }

@@ -20,14 +20,8 @@ import (
 // read, to check its owner tag and learn its session. The entry stays, and
 // its next lock gets a greater token.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
-	if err := leasehold.CheckRelease(g); err != nil {
+	if err := s.sessions.Enter(ctx, "release", leasehold.CheckRelease(g)); err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.isClosed() {
-		return s.closedErr("release")
 	}
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
 	r := s.ref(g)

@@ -19,14 +19,8 @@ import (
 // one-shot commands) is renewed by renewing the Consul session that holds
 // its entry, then confirming the entry by a consistent read.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
+	if err := s.sessions.Enter(ctx, "renew", leasehold.CheckRenew(g, s.Info())); err != nil {
 		return leasehold.Grant{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if s.isClosed() {
-		return leasehold.Grant{}, s.closedErr("renew")
 	}
 	r := s.ref(g)
 	if r == nil {
@@ -36,9 +30,9 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	name, tag := s.KeyOf(g.Key), ownerTag(g.Owner)
 	rec, kept := ss.tracked(name, tag, g.Token)
 	if !kept {
-		if ss.isLost() {
-			if ss.lostErr != nil { // set before lost closed
-				return leasehold.Grant{}, notHeldBecause("renew", g.Key, ss.lostErr)
+		if ss.IsLost() {
+			if err := ss.LostErr(); err != nil { // set before lost closed
+				return leasehold.Grant{}, notHeldBecause("renew", g.Key, err)
 			}
 			return leasehold.Grant{}, notHeld("renew", g.Key, ss.whyLost())
 		}

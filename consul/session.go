@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // A session is one Consul session shared by every grant of one TTL class on
@@ -24,45 +24,31 @@ import (
 // goroutine (sweep.go): a grant not renewed within its TTL is unlocked
 // (index-checked), as if a per-key lease had expired.
 type session struct {
+	// Core is the session's bookkeeping: references, up and lost state
+	// (and why it was lost), the session's invalidation lower bound,
+	// grants (by KV key) with their deadlines, acquires in progress and
+	// orphans; see grants.go. Code holding the sessions pool's mutex may
+	// take its Mu; code holding Mu never takes the pool's.
+	sessionpool.Core[string, grantRec, orphan]
+
 	st        *Store
 	class     time.Duration // the TTL of grants of this class (whole seconds)
 	ttl       time.Duration // the Consul session's TTL
 	lockDelay time.Duration // the Consul session's lock-delay
 	interval  time.Duration // renewal period while healthy
 
-	// Set by start before ready closes; read-only after.
-	id    string        // the Consul session's ID
-	err   error         // why the session was not created
-	ready chan struct{} // closed once the session is created (err nil) or not (err set)
+	id string // the Consul session's ID; set by SetUp before Up closes, read-only after
 
-	ctx      context.Context // ends with halt (or the Store's Close); the goroutines' calls use it
-	cancel   context.CancelFunc
-	lost     chan struct{} // closed when the session is known or presumed gone; see Done
-	lostOnce sync.Once
-	lostErr  error         // why, if known; set before lost closes
-	stop     chan struct{} // closed to end the goroutines (teardown, loss, Close)
-	stopOnce sync.Once
-	kick     chan struct{} // wakes housekeeping early
-
-	// mu guards the fields below. Code holding the sessions pool's mutex may
-	// take it; code holding it never takes the pool's.
-	mu       sync.Mutex
-	expiry   time.Time            // lower bound of the session's invalidation, by our monotonic clock
-	grants   map[string]*grantRec // by KV key; see grants.go
-	inflight map[string]int       // acquires in progress, by KV key
-	orphans  []orphan             // entries of ours to unlock
-	refs     int                  // acquires in progress
-	lastUse  time.Time
-	gone     bool // lost, torn down or closed: takes no new references
-	running  bool // goroutines started
+	ctx    context.Context // ends with Halt (or the Store's Close); the goroutines' calls use it
+	cancel context.CancelFunc
 }
 
 // newSession returns a session of class, not yet started, with one
 // reference (its creator's).
 func newSession(s *Store, class time.Duration) *session {
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(s.sessions.Ctx())
 	ttl := sessionTTL(class)
-	return &session{
+	ss := &session{
 		st:        s,
 		class:     class,
 		ttl:       ttl,
@@ -70,14 +56,18 @@ func newSession(s *Store, class time.Duration) *session {
 		interval:  (ttl - class) / 2,
 		ctx:       ctx,
 		cancel:    cancel,
-		ready:     make(chan struct{}),
-		lost:      make(chan struct{}),
-		stop:      make(chan struct{}),
-		kick:      make(chan struct{}, 1),
-		grants:    make(map[string]*grantRec),
-		inflight:  make(map[string]int),
-		refs:      1,
 	}
+	ss.Init(sessionpool.Config[string, grantRec, orphan]{
+		Class:  class,
+		Idle:   s.idle,
+		Forget: func() { s.sessions.Forget(class, ss) },
+		Orphan: func(name string, g grantRec) orphan {
+			return orphan{name: name, tag: g.tag, index: g.index, value: g.value}
+		},
+		OnHalt:       cancel,
+		PokeOnOrphan: true,
+	})
+	return ss
 }
 
 // sessionTTL returns the Consul session TTL for a class: half as long again
@@ -95,8 +85,8 @@ func classOf(ttl time.Duration) time.Duration {
 }
 
 // SetUp creates the Consul session and starts the goroutines, then closes
-// ready. On failure it records err, retires the session, and starts
-// nothing.
+// Up's channel. On failure it records the error, retires the session, and
+// starts nothing.
 //
 // The session has no health checks (NodeChecks empty: the agent's serfHealth
 // check, Consul's default, would invalidate it whenever the agent's node
@@ -104,26 +94,22 @@ func classOf(ttl time.Duration) time.Duration {
 // of the class's TTL (at most Consul's 60 s): see the package doc.
 func (ss *session) SetUp(ctx context.Context) {
 	s := ss.st
-	defer close(ss.ready)
 	t0 := time.Now()
-	entry := &api.SessionEntry{
-		Name:      fmt.Sprintf("leasehold %s ttl=%s", s.prefix, ss.class),
-		TTL:       ss.ttl.String(),
-		Behavior:  api.SessionBehaviorRelease,
-		LockDelay: ss.lockDelay,
-	}
-	id, err := ss.create(ctx, entry)
-	if err != nil {
-		ss.err = storeErr(ctx, "create session", "", err)
-		ss.retire()
-		return
-	}
-	ss.id = id
-	if !s.launch(ss, t0) {
-		ss.err = s.closedErr("acquire")
-		ss.retire()
-		ss.destroy(context.Background()) // nothing is under it yet
-	}
+	ss.SetUpWith(func() error {
+		id, err := ss.create(ctx, &api.SessionEntry{
+			Name:      fmt.Sprintf("leasehold %s ttl=%s", s.prefix, ss.class),
+			TTL:       ss.ttl.String(),
+			Behavior:  api.SessionBehaviorRelease,
+			LockDelay: ss.lockDelay,
+		})
+		if err != nil {
+			return storeErr(ctx, "create session", "", err)
+		}
+		ss.id = id
+		return nil
+	}, func() bool { return s.launch(ss, t0) },
+		func() { ss.destroy(context.Background()) }, // nothing is under it yet
+		func() error { return s.closedErr("acquire") })
 }
 
 // nodeWait bounds how long a session's creation waits for the agent's node
@@ -150,84 +136,34 @@ func (ss *session) create(ctx context.Context, entry *api.SessionEntry) (string,
 	}
 }
 
-// Up returns ready, closed once SetUp has finished; UpErr says how.
-func (ss *session) Up() <-chan struct{} { return ss.ready }
-
-// UpErr reports why SetUp failed, or nil. It is read once Up is closed.
-func (ss *session) UpErr() error { return ss.err }
-
-// started records that the goroutines of a session created by a request
-// sent at t0 are starting.
-func (ss *session) started(t0 time.Time) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.expiry = t0.Add(ss.ttl)
-	ss.lastUse = time.Now()
-	ss.running = true
-}
-
-// Done returns a channel that is closed when the session is known or
-// presumed gone: every grant on it is lost. It is each grant's Grant.Lost.
-// Close does not close it (the session lives on for its TTL).
-func (ss *session) Done() <-chan struct{} { return ss.lost }
-
-// isLost reports whether the session has been lost.
-func (ss *session) isLost() bool {
-	select {
-	case <-ss.lost:
-		return true
-	default:
-		return false
-	}
+// launch starts the goroutines of ss, whose Consul session was created by a
+// request sent at t0, unless the store is closed. Holding the pool's mutex
+// orders it with Close: either Close sees ss started, or launch sees the
+// store closed.
+func (s *Store) launch(ss *session, t0 time.Time) bool {
+	return s.sessions.WhileOpen(func() {
+		ss.Started(t0.Add(ss.ttl))
+		s.sessions.Go(func() { ss.keepalive(t0) })
+		s.sessions.Go(ss.housekeep)
+		s.sessions.Go(ss.watch)
+	})
 }
 
 // markLost records that the session is gone: every grant on it is lost,
 // Done closes, and the next acquire of the class starts a new session.
-func (ss *session) markLost() { ss.markLostBecause(nil) }
+func (ss *session) markLost() { ss.MarkLost(nil, nil) }
 
 // markLostBecause is markLost saying why (for the refused renewals and
 // LostReason).
-func (ss *session) markLostBecause(why error) {
-	ss.lostOnce.Do(func() {
-		ss.lostErr = why
-		ss.mu.Lock()
-		ss.gone = true
-		ss.grants = map[string]*grantRec{}
-		ss.orphans = nil
-		ss.mu.Unlock()
-		ss.st.sessions.Forget(ss.class, ss)
-		close(ss.lost)
-		ss.halt()
-	})
-}
+func (ss *session) markLostBecause(why error) { ss.MarkLost(why, nil) }
 
-// retire marks the session gone and removes it from the Store's sessions.
-func (ss *session) retire() {
-	ss.mu.Lock()
-	ss.gone = true
-	ss.mu.Unlock()
-	ss.st.sessions.Forget(ss.class, ss)
-}
-
-// shut marks the session gone and ends its goroutines, for Store.Close
-// (which has already removed it from the Store's sessions). It reports
-// whether the caller should destroy the session: it was created, and no
-// grant is under it.
-func (ss *session) shut() (destroy bool) {
-	ss.mu.Lock()
-	destroy = ss.running && !ss.gone && len(ss.grants) == 0
-	ss.gone = true
-	ss.mu.Unlock()
-	ss.halt()
-	return destroy
-}
-
-// halt ends the session's goroutines.
-func (ss *session) halt() {
-	ss.stopOnce.Do(func() {
-		close(ss.stop)
-		ss.cancel()
-	})
+// shut ends the session for Store.Close (which has already removed it from
+// the Store's sessions), and destroys the Consul session if it was set up and no grant is under
+// it.
+func (ss *session) shut() {
+	if started, holding := ss.Shut(); started && !holding {
+		ss.destroy(context.Background())
+	}
 }
 
 // destroyTimeout bounds the wait for the destruction of a session.
@@ -237,56 +173,11 @@ const destroyTimeout = 2 * time.Second
 // which releases every entry it holds (best effort, within destroyTimeout
 // of ctx). It reports whether Consul confirmed.
 func (ss *session) destroy(ctx context.Context) bool {
-	ss.halt()
+	ss.Halt()
 	ctx, cancel := context.WithTimeout(ctx, destroyTimeout)
 	defer cancel()
 	_, err := ss.st.cli.Session().Destroy(ss.id, (&api.WriteOptions{}).WithContext(ctx))
 	return err == nil
-}
-
-// poke wakes the housekeeping goroutine.
-func (ss *session) poke() {
-	select {
-	case ss.kick <- struct{}{}:
-	default:
-	}
-}
-
-// ttlFrom returns the TTL a grant acquired or renewed by a request sent at t0
-// can count on: the class, or less if the session's known invalidation
-// bound is nearer (renewals failing). Caller holds ss.mu.
-func (ss *session) ttlFrom(t0 time.Time) time.Duration {
-	if rem := ss.expiry.Sub(t0); rem < ss.class {
-		return rem
-	}
-	return ss.class
-}
-
-// extend moves the session's invalidation lower bound to sent + its TTL,
-// the answer to a renewal sent at sent, if that is later.
-func (ss *session) extend(sent time.Time) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if exp := sent.Add(ss.ttl); exp.After(ss.expiry) {
-		ss.expiry = exp
-	}
-}
-
-// covers reports whether the session's known invalidation bound is at least
-// a class's TTL after t0: a grant made or renewed by a request sent at t0
-// can count on it.
-func (ss *session) covers(t0 time.Time) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.ttlFrom(t0) >= ss.class
-}
-
-// expiredAt reports whether the session's invalidation lower bound has
-// passed at now.
-func (ss *session) expiredAt(now time.Time) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return !now.Before(ss.expiry)
 }
 
 // fresh returns the send time t0 for a request of op on the session, first
@@ -294,30 +185,27 @@ func (ss *session) expiredAt(now time.Time) bool {
 // than a class's TTL after t0 (renewals late or failing), so that a grant
 // made or renewed by a request sent at t0 can count on the class's TTL.
 func (ss *session) fresh(ctx context.Context, op, key string) (time.Time, error) {
-	t0 := time.Now()
-	if ss.covers(t0) {
-		return t0, nil
-	}
-	entry, _, err := ss.st.cli.Session().Renew(ss.id, (&api.WriteOptions{}).WithContext(ctx))
-	if err != nil {
-		return t0, storeErr(ctx, op, key, fmt.Errorf("%w: %w", errRenewOverdue, err))
-	}
-	if entry == nil {
-		ss.st.sessionVanished(ctx, ss)
-		ss.markLost()
-		return t0, &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key, ErrSessionLost)}
-	}
-	ss.extend(t0)
-	if !ss.covers(t0) {
-		return t0, &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key, errRenewOverdue)}
-	}
-	return t0, nil
+	return ss.Fresh(func(t0 time.Time) error {
+		entry, _, err := ss.st.cli.Session().Renew(ss.id, (&api.WriteOptions{}).WithContext(ctx))
+		if err != nil {
+			return storeErr(ctx, op, key, fmt.Errorf("%w: %w", errRenewOverdue, err))
+		}
+		if entry == nil {
+			ss.st.sessionVanished(ctx, ss)
+			ss.markLost()
+			return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key, ErrSessionLost)}
+		}
+		ss.Extend(t0.Add(ss.ttl))
+		return nil
+	}, func() error {
+		return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("key %q: %w", key, errRenewOverdue)}
+	})
 }
 
 // whyLost says why the session was lost, for a refused renewal.
 func (ss *session) whyLost() string {
-	if ss.lostErr != nil {
-		return ss.lostErr.Error()
+	if err := ss.LostErr(); err != nil {
+		return err.Error()
 	}
 	return "its Consul session was lost"
 }

@@ -1,9 +1,8 @@
 package consul
 
 import (
-	"context"
+	"cmp"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -56,15 +55,7 @@ type Store struct {
 	high      highWater    // the highest token granted or seen
 	raft      raftWatch    // whether the agent is a -dev agent (OpenURL asks)
 
-	ctx    context.Context // ended by Close; background calls use it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // session and watch goroutines
-
-	// sessions are the store's sessions by TTL class, and whether the
-	// store is closed, under the pool's mutex; see sessions.go. A session's
-	// own state is under the session's mutex; code that holds both takes
-	// the pool's first.
-	sessions *sessionpool.Pool[*session]
+	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
 
 var (
@@ -83,16 +74,8 @@ func New(cli *api.Client, opts *Options) *Store {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	if o.IdleTimeout == 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, clock: &serverClock{}, ctx: ctx, cancel: cancel}
-	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
-		func() error { return s.closedErr("acquire") })
+	s := &Store{cli: cli, prefix: cmp.Or(o.Prefix, DefaultPrefix), idle: cmp.Or(o.IdleTimeout, DefaultIdleTimeout), clock: &serverClock{}}
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	return s
 }
 
@@ -133,27 +116,11 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool { return s.sessions.Closed() }
-
 // Close stops the store's sessions: their renewals end, so their grants end
 // with the session's TTL (Close does not release leases). Sessions with no
 // grants are destroyed at once.
 func (s *Store) Close() error {
-	all, first := s.sessions.Close()
-	if !first {
-		return nil
-	}
-
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		if ss.shut() {
-			wg.Go(func() { ss.destroy(context.Background()) })
-		}
-	}
-	wg.Wait()
-	s.cancel()
-	s.wg.Wait()
-	if s.transport != nil {
+	if s.sessions.Shut((*session).shut) && s.transport != nil {
 		s.conns.closeAll()
 		s.transport.CloseIdleConnections()
 	}

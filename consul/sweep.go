@@ -5,54 +5,25 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
-	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
-// sweepPeriod is how often housekeeping looks for expired grants.
-func (ss *session) sweepPeriod() time.Duration { return sessionpool.SweepPeriod(ss.class) }
-
-// housekeep unlocks expired grants and orphans, and tears the session down
+// housekeep unlocks expired grants and orphans, and destroys the session
 // when it has been idle for the store's idle timeout.
 func (ss *session) housekeep() {
-	defer ss.st.wg.Done()
-	sessionpool.Housekeep(ss.stop, ss.kick, ss.sweepPeriod(), func() bool {
-		ss.sweep()
-		return ss.maybeTeardown()
-	})
+	ss.Housekeep(ss.sweep, func() { ss.destroy(ss.st.sessions.Ctx()) })
 }
 
-// sweep moves grants past their deadline to the orphans and unlocks orphans.
+// sweep unlocks grants past their deadline and orphans.
 func (ss *session) sweep() {
-	now := time.Now()
-	ss.mu.Lock()
-	for name, g := range ss.grants {
-		if now.After(g.deadline) {
-			delete(ss.grants, name)
-			ss.orphans = append(ss.orphans, orphan{name: name, tag: g.tag, index: g.index, value: g.value})
-			ss.lastUse = now
+	ss.Sweep(ss.ctx, func(ctx context.Context, todo []orphan) ([]orphan, func()) {
+		var failed []orphan
+		for _, o := range todo {
+			if !ss.settle(ctx, o) {
+				failed = append(failed, o)
+			}
 		}
-	}
-	todo := ss.orphans
-	ss.orphans = nil
-	ss.mu.Unlock()
-	if len(todo) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ss.ctx, max(ss.sweepPeriod(), time.Second))
-	defer cancel()
-	var failed []orphan
-	for _, o := range todo {
-		if !ss.settle(ctx, o) {
-			failed = append(failed, o)
-		}
-	}
-	if len(failed) > 0 {
-		ss.mu.Lock()
-		if !ss.gone {
-			ss.orphans = append(ss.orphans, failed...)
-		}
-		ss.mu.Unlock()
-	}
+		return failed, nil
+	})
 }
 
 // settle unlocks o's entry if it is still o's, and reports whether o is
@@ -62,7 +33,7 @@ func (ss *session) settle(ctx context.Context, o orphan) bool {
 		_, err := ss.unlock(ctx, o.name, o.index, ss.id, o.value)
 		return err == nil
 	}
-	if ss.acquiring(o.name) {
+	if ss.Acquiring(o.name) {
 		return false
 	}
 	kv, _, err := ss.st.cli.KV().Get(o.name, (&api.QueryOptions{}).WithContext(ctx))
@@ -80,7 +51,7 @@ func (ss *session) settle(ctx context.Context, o orphan) bool {
 		// again until o.until.
 		return !time.Now().Before(o.until)
 	}
-	if ss.acquiring(o.name) {
+	if ss.Acquiring(o.name) {
 		return false
 	}
 	_, err = ss.unlock(ctx, o.name, kv.ModifyIndex, ss.id, kv.Value)
@@ -115,39 +86,4 @@ func unlockTxn(ctx context.Context, cli *api.Client, name string, index uint64, 
 		return false, nil
 	}
 	return false, txnError(resp.Errors)
-}
-
-// acquiring reports whether an acquire of name is in progress.
-func (ss *session) acquiring(name string) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.inflight[name] > 0
-}
-
-// keeps reports whether the session keeps a live grant of name with tag and
-// token, and returns a copy of it.
-func (ss *session) keeps(name, tag string, token uint64) (rec grantRec, ok bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	g := ss.grants[name]
-	if g != nil && g.tag == tag && g.token == token {
-		return *g, true
-	}
-	return grantRec{}, false
-}
-
-// maybeTeardown destroys the session if it has had no grants, acquires or
-// pending work for the idle timeout.
-func (ss *session) maybeTeardown() bool {
-	idle := max(ss.st.idle, 0)
-	ss.mu.Lock()
-	if ss.gone || ss.refs > 0 || len(ss.grants) > 0 || len(ss.orphans) > 0 || len(ss.inflight) > 0 || time.Since(ss.lastUse) < idle {
-		ss.mu.Unlock()
-		return false
-	}
-	ss.gone = true
-	ss.mu.Unlock()
-	ss.st.sessions.Forget(ss.class, ss)
-	ss.destroy(ss.st.ctx)
-	return true
 }

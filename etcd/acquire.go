@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -38,22 +39,9 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, op 
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
 	}
-	class := classOf(req.TTL)
-	for attempt := 0; ; attempt++ {
-		ss, err := s.sessions.Use(ctx, class)
-		if err != nil {
-			return leasehold.Grant{}, err
-		}
-		g, err := op(ctx, ss, req)
-		ss.Drop()
-		if errors.Is(err, errLeaseGone) {
-			if attempt == 0 {
-				continue // the session expired under us: one more try on a new one
-			}
-			err = &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
-		}
-		return g, err
-	}
+	return sessionpool.OnSession(ctx, s.sessions, classOf(req.TTL),
+		func(ss *session) (leasehold.Grant, error) { return op(ctx, ss, req) },
+		errLeaseGone, func(error) error { return &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost} }, nil)
 }
 
 func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest) (leasehold.Grant, error) {
@@ -111,7 +99,7 @@ func (s *Store) acquireFailed(ctx context.Context, ss *session, e entry, err err
 	}
 	// The put may have been applied with its reply lost: have housekeeping
 	// delete it if it turns out to be there, the owner's and untracked.
-	ss.addOrphan(orphan{entry: e})
+	ss.AddOrphan(orphan{entry: e})
 	return s.storeErrOn(ctx, "acquire", err)
 }
 
@@ -157,7 +145,7 @@ func (s *Store) granted(ss *session, req leasehold.AcquireRequest, e entry, rev 
 // deleteToken deletes name if its CreateRevision is token, on a short
 // detached context.
 func (s *Store) deleteToken(name string, token int64) error {
-	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(s.sessions.Ctx(), 2*time.Second)
 	defer cancel()
 	_, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(name), "=", token)).

@@ -21,7 +21,7 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return nil, s.closedErr("renew")
 	}
 	out := make([]leasehold.RenewResult, len(gs))

@@ -11,14 +11,8 @@ import (
 // the holder's etcd session lease (one more round trip), whole seconds; the
 // holder's store deletes the key sooner if the holder stops renewing.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	if err := leasehold.CheckHolder(key); err != nil {
+	if err := s.sessions.Enter(ctx, "holder", leasehold.CheckHolder(key)); err != nil {
 		return leasehold.Holder{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return leasehold.Holder{}, err
-	}
-	if s.isClosed() {
-		return leasehold.Holder{}, s.closedErr("holder")
 	}
 	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), QueuePrefix(s.prefix, key), clientv3.WithFirstCreate()...)
 	if err != nil {

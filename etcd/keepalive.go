@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -15,65 +16,41 @@ import (
 // gone, the session is lost.
 func (ss *session) keepalive(t0 time.Time) {
 	s := ss.st
-	defer s.wg.Done()
 	lc := pb.NewLeaseClient(s.cli.ActiveConnection())
 	var ks *kaStream
 	defer func() { ks.close() }()
-
-	retry := min(ss.interval/8, 100*time.Millisecond)
-	next := t0.Add(ss.interval)
-	timer := time.NewTimer(time.Until(next))
-	defer timer.Stop()
-	for {
-		select {
-		case <-ss.stop:
-			return
-		case <-timer.C:
-		}
+	once := func() kaOutcome {
 		if ks == nil {
-			ks = openKeepAlive(s.ctx, lc)
+			ks = openKeepAlive(s.sessions.Ctx(), lc)
 		}
 		res := kaFailed
 		if ks != nil {
 			res = ss.refresh(ks)
 		}
-		switch res {
-		case kaStopped:
-			return
-		case kaGone:
-			ss.markLost() // etcd says the lease is gone
-			return
-		case kaFailed:
+		if res == kaFailed {
 			ks.close()
 			ks = nil
 		}
-		now := time.Now()
-		if res == kaOK {
-			next = now.Add(ss.interval)
-			retry = min(ss.interval/8, 100*time.Millisecond)
-		} else {
-			if ss.expiredAt(now) {
-				// The lease may still live if the server took a keepalive whose
-				// reply we lost: revoke it so its keys do not outlive the grants.
-				ss.markLost()
-				ss.close(s.ctx)
-				return
-			}
-			next = now.Add(retry)
-			retry = min(2*retry, ss.interval/2)
-		}
-		timer.Reset(time.Until(next))
+		return res
 	}
+	// Gone: etcd says the lease is gone.
+	ss.KeepAlive(t0, ss.interval, once, ss.markLost, func() {
+		// The lease may still live if the server took a keepalive whose
+		// reply we lost: revoke it so its keys do not outlive the grants.
+		ss.markLost()
+		ss.close(s.sessions.Ctx())
+	})
 }
 
 // kaOutcome is the outcome of one keepalive request.
-type kaOutcome int
+type kaOutcome = sessionpool.Outcome
 
+// The outcomes of a keepalive: kaFailed closes the stream, to re-open it.
 const (
-	kaOK      kaOutcome = iota // etcd extended the lease
-	kaFailed                   // no answer, or an error: the stream is closed and re-opened
-	kaGone                     // etcd answered that the lease does not exist
-	kaStopped                  // the session is ending
+	kaOK      = sessionpool.KeepOK
+	kaFailed  = sessionpool.KeepFailed
+	kaGone    = sessionpool.KeepGone
+	kaStopped = sessionpool.KeepStopped
 )
 
 // refresh sends one keepalive on ks and waits up to an interval for the
@@ -98,7 +75,7 @@ func (ss *session) refresh(ks *kaStream) kaOutcome {
 		return kaOK
 	case <-wait.C:
 		return kaFailed
-	case <-ss.stop:
+	case <-ss.Stop():
 		return kaStopped
 	}
 }

@@ -19,7 +19,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]leasehold.Holder, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return nil, s.closedErr("list")
 	}
 	resp, err := s.cli.Get(clientv3.WithRequireLeader(ctx), s.prefix+escapeKey(prefix), clientv3.WithPrefix())

@@ -2,9 +2,9 @@ package etcd
 
 import (
 	"context"
-	"sync"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -33,7 +33,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, opts ...clientv3.O
 	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
 	}
-	wctx, cancel, err := s.watchContext(ctx)
+	wctx, cancel, err := s.sessions.WatchContext(ctx, "watch")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,33 +42,15 @@ func (s *Store) signalOn(ctx context.Context, key, op string, opts ...clientv3.O
 	if err := awaitCreated(ctx, wch); err != nil {
 		cancel()
 		drain(wch)
-		s.wg.Done()
+		s.sessions.Done()
 		return nil, nil, s.storeErrOn(ctx, op, err)
 	}
-	ch := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer s.wg.Done()
-		defer close(done)
-		defer signal(ch)
+	ch, stop := s.sessions.Follow(cancel, func(ch chan struct{}) {
 		for resp := range wch {
 			if len(resp.Events) > 0 || resp.Err() != nil {
-				signal(ch)
+				sessionpool.Signal(ch)
 			}
 		}
-	}()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}, nil
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+	})
+	return ch, stop, nil
 }

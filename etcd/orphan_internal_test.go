@@ -33,7 +33,7 @@ func TestOrphanCleanup(t *testing.T) {
 		if _, err := cli.Put(ctx, e.name, encodeValue(ownerHash(stored), "x"), clientv3.WithLease(ss.id)); err != nil {
 			t.Fatal(err)
 		}
-		ss.addOrphan(orphan{entry: e})
+		ss.AddOrphan(orphan{entry: e})
 		ss.finish(e, true)
 		return e
 	}
@@ -41,18 +41,16 @@ func TestOrphanCleanup(t *testing.T) {
 	lost := lostPut("orphan/b", o1, o1)
 	other := lostPut("orphan/c", o1, o2) // the name holds another owner's entry
 	ref := g.Private.(*grantRec).entry
-	ss.addOrphan(orphan{entry: ref})                                                                       // the tracked grant itself
-	ss.addOrphan(orphan{entry: entry{key: ref.key, slot: ref.slot, name: ref.name, owner: ownerHash(o2)}}) // its name, another owner
-	ss.poke()
+	ss.AddOrphan(orphan{entry: ref})                                                                       // the tracked grant itself
+	ss.AddOrphan(orphan{entry: entry{key: ref.key, slot: ref.slot, name: ref.name, owner: ownerHash(o2)}}) // its name, another owner
+	ss.Poke()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		r, err := cli.Get(ctx, lost.name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss.mu.Lock()
-		pending := len(ss.orphans)
-		ss.mu.Unlock()
+		pending := ss.Orphans()
 		if len(r.Kvs) == 0 && pending == 0 {
 			break
 		}
@@ -64,10 +62,10 @@ func TestOrphanCleanup(t *testing.T) {
 	if r, err := cli.Get(ctx, other.name); err != nil || len(r.Kvs) != 1 {
 		t.Errorf("the entry of another owner under an orphan's name was deleted: %v, %d kvs", err, len(r.Kvs))
 	}
-	ss.mu.Lock()
+	ss.Mu.Lock()
 	freed := len(ss.slots["orphan/b"]) == 0
 	kept := len(ss.slots[req.Key]) == 1 && ss.slots[req.Key][ref.slot] == ref.owner
-	ss.mu.Unlock()
+	ss.Mu.Unlock()
 	if !freed {
 		t.Error("the cleaned orphan's slot is still claimed")
 	}

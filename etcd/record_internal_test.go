@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -191,14 +192,16 @@ func TestCheckGrant(t *testing.T) {
 func TestExtendBounded(t *testing.T) {
 	sent := time.Now()
 	for _, ttl := range []int64{3, 4, 1 << 40, math.MaxInt64, -1, 0} {
-		ss := &session{leaseTTL: 3 * time.Second, expiry: sent}
+		ss := &session{leaseTTL: 3 * time.Second}
+		ss.Init(sessionpool.Config[string, *grantRec, orphan]{Class: time.Second})
+		ss.Extend(sent)
 		ss.extend(sent, ttl)
 		want := sent.Add(3 * time.Second)
 		if ttl <= 0 || ttl > maxLeaseTTL {
 			want = sent
 		}
-		if !ss.expiry.Equal(want) {
-			t.Errorf("extend(%d s) on a 3 s lease: expiry %s after sending, want %s", ttl, ss.expiry.Sub(sent), want.Sub(sent))
+		if got := ss.Expiry(); !got.Equal(want) {
+			t.Errorf("extend(%d s) on a 3 s lease: expiry %s after sending, want %s", ttl, got.Sub(sent), want.Sub(sent))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -24,14 +25,8 @@ import (
 // and token (another process's) is first looked for in its key's queue by
 // its token: one more round trip.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
-	if err := leasehold.CheckRelease(g); err != nil {
+	if err := s.sessions.Enter(ctx, "release", leasehold.CheckRelease(g)); err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.isClosed() {
-		return s.closedErr("release")
 	}
 	h, tok := ownerHash(g.Owner), int64(g.Token)
 	if r := s.ref(g); r != nil && r.key == g.Key {
@@ -68,16 +63,17 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 
 // releaseTracked deletes the entry of rec, a grant taken out of its
 // session's grants by session.releasing, and settles it.
-func (s *Store) releaseTracked(ctx context.Context, rec *grantRec) error {
-	resp, err := s.cli.Delete(clientv3.WithRequireLeader(ctx), rec.name)
-	rec.sess.released(rec, err == nil)
+func (s *Store) releaseTracked(ctx context.Context, rec *sessionpool.Entry[*grantRec]) error {
+	g := rec.Grant
+	resp, err := s.cli.Delete(clientv3.WithRequireLeader(ctx), g.name)
+	g.sess.released(rec, err == nil)
 	if err != nil {
 		return s.storeErrOn(ctx, "release", err)
 	}
 	if resp.Deleted == 0 {
 		// The entry is gone though the grant was tracked: its session's
 		// etcd lease expired or was revoked.
-		return notHeld("release", rec.key, "")
+		return notHeld("release", g.key, "")
 	}
 	return nil
 }

@@ -21,14 +21,8 @@ import (
 // process) is renewed by a keepalive of the etcd lease its entry is under,
 // after a read that finds the entry: one or two more round trips.
 func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
+	if err := s.sessions.Enter(ctx, "renew", leasehold.CheckRenew(g, s.Info())); err != nil {
 		return leasehold.Grant{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if s.isClosed() {
-		return leasehold.Grant{}, s.closedErr("renew")
 	}
 	r := s.ref(g)
 	if r == nil {
@@ -91,7 +85,7 @@ func (ss *session) checkTracked(name, key string, h ownerID, tok int64) error {
 	if ss.tracked(name, key, h, tok) {
 		return nil
 	}
-	if ss.isLost() {
+	if ss.IsLost() {
 		return notHeld("renew", key, "session lease lost")
 	}
 	return notHeld("renew", key, "")

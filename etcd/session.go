@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -24,51 +24,35 @@ import (
 // goroutine (sweep.go): a grant not renewed within its TTL is deleted
 // (token-checked), as if a per-key lease had expired.
 type session struct {
+	// Core is the session's bookkeeping: references, up and lost state,
+	// the lease's expiry lower bound, grants (by entry name) with their
+	// deadlines, acquires in progress and orphans; see grants.go. Its Mu
+	// also guards slots. Code holding the sessions pool's mutex may take
+	// Mu; code holding Mu never takes the pool's.
+	sessionpool.Core[string, *grantRec, orphan]
+
 	st    *Store
 	class time.Duration // the TTL granted to leases of this class (whole seconds)
 
-	// Set by start before ready closes; read-only after.
+	// Set by SetUp before Up closes; read-only after.
 	id       clientv3.LeaseID
 	leaseTTL time.Duration // the etcd lease's TTL as the server granted it
 	interval time.Duration // keepalive period while healthy
-	err      error         // why the lease was not granted
-	ready    chan struct{} // closed once the etcd lease is granted (err nil) or not (err set)
 
-	lost     chan struct{} // closed when the etcd lease is known or presumed gone; see Done
-	lostOnce sync.Once
-	stop     chan struct{} // closed to end the goroutines (teardown, loss, Close)
-	stopOnce sync.Once
-	kick     chan struct{} // wakes housekeeping early
-
-	// mu guards the fields below. Code holding the sessions pool's mutex may
-	// take it; code holding it never takes the pool's.
-	mu       sync.Mutex
-	expiry   time.Time            // lower bound of the etcd lease's expiry, by our monotonic clock
-	grants   map[string]*grantRec // by entry name; see grants.go
-	inflight map[string]int       // acquires in progress, by entry name
-	slots    map[string][]ownerID // by leasehold key: each slot's owner, zero if free; see claim
-	orphans  []orphan             // entries of ours to delete
-	refs     int                  // acquires and waits in progress
-	lastUse  time.Time
-	gone     bool // lost, torn down or closed: takes no new references
-	running  bool // goroutines started
+	slots map[string][]ownerID // by leasehold key: each slot's owner, zero if free; see claim
 }
 
 // newSession returns a session of class, not yet started, with one
 // reference (its creator's).
 func newSession(s *Store, class time.Duration) *session {
-	return &session{
-		st:       s,
-		class:    class,
-		ready:    make(chan struct{}),
-		lost:     make(chan struct{}),
-		stop:     make(chan struct{}),
-		kick:     make(chan struct{}, 1),
-		grants:   make(map[string]*grantRec),
-		inflight: make(map[string]int),
-		slots:    make(map[string][]ownerID),
-		refs:     1,
-	}
+	ss := &session{st: s, class: class, slots: make(map[string][]ownerID)}
+	ss.Init(sessionpool.Config[string, *grantRec, orphan]{
+		Class:  class,
+		Idle:   s.idle,
+		Forget: func() { s.sessions.Forget(class, ss) },
+		Orphan: func(_ string, g *grantRec) orphan { return orphan{entry: g.entry, token: g.token} },
+	})
+	return ss
 }
 
 // leaseSeconds returns the etcd lease TTL for a class of c seconds: half as
@@ -88,12 +72,20 @@ func classOf(ttl time.Duration) time.Duration {
 }
 
 // SetUp grants the session's etcd lease and starts its goroutines, then
-// closes ready. On failure it records err, retires the session, and starts
-// nothing.
+// closes Up's channel. On failure it records the error, retires the
+// session, and starts nothing.
 func (ss *session) SetUp(ctx context.Context) {
 	s := ss.st
-	defer close(ss.ready)
 	t0 := time.Now()
+	ss.SetUpWith(func() error { return ss.grant(ctx) },
+		func() bool { return s.launch(ss, t0) },
+		func() { ss.close(context.Background()) }, // nothing is under it yet
+		func() error { return s.closedErr("acquire") })
+}
+
+// grant grants the session's etcd lease.
+func (ss *session) grant(ctx context.Context) error {
+	s := ss.st
 	want := leaseSeconds(int64(ss.class / time.Second))
 	resp, err := s.cli.Grant(clientv3.WithRequireLeader(ctx), want)
 	if err == nil && resp.Error != "" {
@@ -103,91 +95,41 @@ func (ss *session) SetUp(ctx context.Context) {
 		err = checkGrant(resp.ID, resp.TTL, want)
 	}
 	if err != nil {
-		ss.err = s.storeErrOn(ctx, "grant session lease", err)
-		ss.retire()
-		return
+		return s.storeErrOn(ctx, "grant session lease", err)
 	}
 	ss.id = resp.ID
 	ss.leaseTTL = time.Duration(resp.TTL) * time.Second
 	ss.interval = (ss.leaseTTL - ss.class) / 2
-	if !s.launch(ss, t0) {
-		ss.err = s.closedErr("acquire")
-		ss.retire()
-		ss.close(context.Background()) // nothing is under it yet
-	}
+	return nil
 }
 
-// Up returns ready, closed once SetUp has finished; UpErr says how.
-func (ss *session) Up() <-chan struct{} { return ss.ready }
-
-// UpErr reports why SetUp failed, or nil. It is read once Up is closed.
-func (ss *session) UpErr() error { return ss.err }
-
-// started records that the goroutines of a session whose etcd lease was
-// granted by a request sent at t0 are starting.
-func (ss *session) started(t0 time.Time) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.expiry = t0.Add(ss.leaseTTL)
-	ss.lastUse = time.Now()
-	ss.running = true
-}
-
-// Done returns a channel that is closed when the session's etcd lease is
-// known or presumed gone: every grant on it is lost. It is each grant's
-// Grant.Lost. Close does not close it (the lease lives on for its TTL).
-func (ss *session) Done() <-chan struct{} { return ss.lost }
-
-// isLost reports whether the session has been lost.
-func (ss *session) isLost() bool {
-	select {
-	case <-ss.lost:
-		return true
-	default:
-		return false
-	}
+// launch starts the goroutines of ss, whose etcd lease was granted by a
+// request sent at t0, unless the store is closed. Holding the pool's mutex
+// orders it with Close: either Close sees ss started, or launch sees the
+// store closed.
+func (s *Store) launch(ss *session, t0 time.Time) bool {
+	return s.sessions.WhileOpen(func() {
+		ss.Started(t0.Add(ss.leaseTTL))
+		s.sessions.Go(func() { ss.keepalive(t0) })
+		s.sessions.Go(ss.housekeep)
+	})
 }
 
 // markLost records that the session's etcd lease is gone: every grant on it
 // is lost, Done closes, and the next acquire of the class starts a new
 // session.
 func (ss *session) markLost() {
-	ss.lostOnce.Do(func() {
-		ss.mu.Lock()
-		ss.gone = true
-		ss.grants = map[string]*grantRec{}
-		ss.slots = map[string][]ownerID{}
-		ss.orphans = nil
-		ss.mu.Unlock()
-		ss.st.sessions.Forget(ss.class, ss)
-		close(ss.lost)
-		ss.halt()
-	})
+	ss.MarkLost(nil, func() { ss.slots = map[string][]ownerID{} })
 }
 
-// retire marks the session gone and removes it from the Store's sessions.
-func (ss *session) retire() {
-	ss.mu.Lock()
-	ss.gone = true
-	ss.mu.Unlock()
-	ss.st.sessions.Forget(ss.class, ss)
+// shut ends the session for Store.Close (which has already removed it from
+// the Store's sessions), and revokes its lease if it was set up and no grant is under
+// it.
+func (ss *session) shut() {
+	if started, holding := ss.Shut(); started && !holding {
+		ss.close(context.Background())
+	}
 }
-
-// shut marks the session gone and ends its goroutines, for Store.Close
-// (which has already removed it from the Store's sessions). It reports
-// whether the caller should revoke the lease: it was granted, and no grant
-// is under it.
-func (ss *session) shut() (revoke bool) {
-	ss.mu.Lock()
-	revoke = ss.running && !ss.gone && len(ss.grants) == 0
-	ss.gone = true
-	ss.mu.Unlock()
-	ss.halt()
-	return revoke
-}
-
-// halt ends the session's goroutines.
-func (ss *session) halt() { ss.stopOnce.Do(func() { close(ss.stop) }) }
 
 // revokeTimeout bounds the wait for the revocation of a session's lease.
 const revokeTimeout = 2 * time.Second
@@ -195,54 +137,17 @@ const revokeTimeout = 2 * time.Second
 // close ends the session's goroutines and revokes its etcd lease, which
 // deletes every key under it (best effort, within revokeTimeout of ctx).
 func (ss *session) close(ctx context.Context) {
-	ss.halt()
+	ss.Halt()
 	ctx, cancel := context.WithTimeout(ctx, revokeTimeout)
 	defer cancel()
 	_, _ = ss.st.cli.Revoke(ctx, ss.id)
 }
 
-// poke wakes the housekeeping goroutine.
-func (ss *session) poke() {
-	select {
-	case ss.kick <- struct{}{}:
-	default:
-	}
-}
-
-// ttlFrom returns the TTL a grant acquired or renewed by a request sent at t0
-// can count on: the class, or less if the etcd lease's known expiry is
-// nearer (keepalives failing). Caller holds ss.mu.
-func (ss *session) ttlFrom(t0 time.Time) time.Duration {
-	if rem := ss.expiry.Sub(t0); rem < ss.class {
-		return rem
-	}
-	return ss.class
-}
-
 // extend moves the lease's expiry lower bound to sent plus ttl seconds, the
 // answer to a keepalive sent at sent, if that is later.
 func (ss *session) extend(sent time.Time, ttl int64) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	// A TTL above the lease's own (or out of range) counts for no more.
-	if exp := sent.Add(min(leaseTTL(ttl), ss.leaseTTL)); exp.After(ss.expiry) {
-		ss.expiry = exp
-	}
-}
-
-// covers reports whether the lease's known expiry is at least a class's TTL
-// after t0: a grant made or renewed by a request sent at t0 can count on it.
-func (ss *session) covers(t0 time.Time) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.ttlFrom(t0) >= ss.class
-}
-
-// expiredAt reports whether the lease's expiry lower bound has passed at now.
-func (ss *session) expiredAt(now time.Time) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return !now.Before(ss.expiry)
+	ss.Extend(sent.Add(min(leaseTTL(ttl), ss.leaseTTL)))
 }
 
 // fresh returns the send time t0 for a request of op on the session, first
@@ -250,22 +155,16 @@ func (ss *session) expiredAt(now time.Time) bool {
 // than a class's TTL after t0 (keepalives late or failing), so that a grant
 // made or renewed by a request sent at t0 can count on the class's TTL.
 func (ss *session) fresh(ctx context.Context, op string) (time.Time, error) {
-	s := ss.st
-	t0 := time.Now()
-	if ss.covers(t0) {
-		return t0, nil
-	}
-	resp, err := s.cli.KeepAliveOnce(clientv3.WithRequireLeader(ctx), ss.id)
-	if err != nil {
-		if isLeaseNotFound(err) {
-			ss.markLost()
-			return t0, &leasehold.StoreError{Store: Name, Op: op, Err: ErrSessionLost}
+	return ss.Fresh(func(t0 time.Time) error {
+		resp, err := ss.st.cli.KeepAliveOnce(clientv3.WithRequireLeader(ctx), ss.id)
+		if err != nil {
+			if isLeaseNotFound(err) {
+				ss.markLost()
+				return &leasehold.StoreError{Store: Name, Op: op, Err: ErrSessionLost}
+			}
+			return ss.st.storeErrOn(ctx, op, fmt.Errorf("%w: %w", errKeepaliveOverdue, err))
 		}
-		return t0, s.storeErrOn(ctx, op, fmt.Errorf("%w: %w", errKeepaliveOverdue, err))
-	}
-	ss.extend(t0, resp.TTL)
-	if !ss.covers(t0) {
-		return t0, &leasehold.StoreError{Store: Name, Op: op, Err: errKeepaliveOverdue}
-	}
-	return t0, nil
+		ss.extend(t0, resp.TTL)
+		return nil
+	}, func() error { return &leasehold.StoreError{Store: Name, Op: op, Err: errKeepaliveOverdue} })
 }

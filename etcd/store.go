@@ -1,8 +1,7 @@
 package etcd
 
 import (
-	"context"
-	"sync"
+	"cmp"
 	"time"
 
 	"github.com/leasehold-go/leasehold"
@@ -36,15 +35,7 @@ type Store struct {
 	prefix    string
 	idle      time.Duration
 
-	ctx    context.Context // ended by Close; background calls use it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // session and watch goroutines
-
-	// sessions are the store's sessions by TTL class, and whether the
-	// store is closed, under the pool's mutex; see sessions.go. A session's
-	// own state is under the session's mutex; code that holds both takes
-	// the pool's first.
-	sessions *sessionpool.Pool[*session]
+	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
 
 var (
@@ -63,16 +54,8 @@ func New(cli *clientv3.Client, opts *Options) *Store {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	if o.IdleTimeout == 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{cli: cli, prefix: o.Prefix, idle: o.IdleTimeout, ctx: ctx, cancel: cancel}
-	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
-		func() error { return s.closedErr("acquire") })
+	s := &Store{cli: cli, prefix: cmp.Or(o.Prefix, DefaultPrefix), idle: cmp.Or(o.IdleTimeout, DefaultIdleTimeout)}
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	return s
 }
 
@@ -103,28 +86,12 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool { return s.sessions.Closed() }
-
 // Close stops the store's sessions: their keepalives end, so their grants
 // expire by their etcd lease's TTL (Close does not release leases). Sessions
 // with no grants are revoked at once. Close does not close a client passed
 // to New; it closes the one OpenURL made.
 func (s *Store) Close() error {
-	all, first := s.sessions.Close()
-	if !first {
-		return nil
-	}
-
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		if ss.shut() {
-			wg.Go(func() { ss.close(context.Background()) })
-		}
-	}
-	wg.Wait()
-	s.cancel()
-	s.wg.Wait()
-	if s.ownClient {
+	if s.sessions.Shut((*session).shut) && s.ownClient {
 		return s.cli.Close()
 	}
 	return nil

@@ -2,69 +2,27 @@ package etcd
 
 import (
 	"context"
-	"time"
 
-	"github.com/leasehold-go/leasehold/internal/sessionpool"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// sweepPeriod is how often housekeeping looks for expired grants.
-func (ss *session) sweepPeriod() time.Duration { return sessionpool.SweepPeriod(ss.class) }
-
-// housekeep deletes expired grants and orphans, and tears the session down
-// when it has been idle for the store's idle timeout.
+// housekeep deletes expired grants and orphans, and revokes the session's
+// lease when it has been idle for the store's idle timeout.
 func (ss *session) housekeep() {
-	defer ss.st.wg.Done()
-	sessionpool.Housekeep(ss.stop, ss.kick, ss.sweepPeriod(), func() bool {
-		ss.sweep()
-		return ss.maybeTeardown()
-	})
+	ss.Housekeep(ss.sweep, func() { ss.close(ss.st.sessions.Ctx()) })
 }
 
-// sweep moves grants past their deadline to the orphans and deletes orphans.
+// sweep deletes grants past their deadline and orphans; the slots of those
+// it settled are free again.
 func (ss *session) sweep() {
-	now := time.Now()
-	ss.mu.Lock()
-	for name, g := range ss.grants {
-		if now.After(g.deadline) {
-			delete(ss.grants, name)
-			ss.orphans = append(ss.orphans, orphan{entry: g.entry, token: g.token})
-			ss.lastUse = now
+	ss.Sweep(ss.st.sessions.Ctx(), func(ctx context.Context, todo []orphan) ([]orphan, func()) {
+		failed, settled := ss.deleteOrphans(ctx, todo)
+		return failed, func() {
+			for _, o := range settled {
+				ss.free(o.entry)
+			}
 		}
-	}
-	todo := ss.orphans
-	ss.orphans = nil
-	ss.mu.Unlock()
-	if len(todo) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ss.st.ctx, max(ss.sweepPeriod(), time.Second))
-	defer cancel()
-	failed, settled := ss.deleteOrphans(ctx, todo)
-	ss.mu.Lock()
-	if !ss.gone {
-		ss.orphans = append(ss.orphans, failed...)
-	}
-	for _, o := range settled {
-		ss.free(o.entry)
-	}
-	ss.mu.Unlock()
-}
-
-// maybeTeardown revokes the session's lease if it has had no grants, waiters
-// or pending work for the idle timeout.
-func (ss *session) maybeTeardown() bool {
-	idle := max(ss.st.idle, 0)
-	ss.mu.Lock()
-	if ss.gone || ss.refs > 0 || len(ss.grants) > 0 || len(ss.orphans) > 0 || len(ss.inflight) > 0 || time.Since(ss.lastUse) < idle {
-		ss.mu.Unlock()
-		return false
-	}
-	ss.gone = true
-	ss.mu.Unlock()
-	ss.st.sessions.Forget(ss.class, ss)
-	ss.close(ss.st.ctx)
-	return true
+	})
 }
 
 // maxBatch bounds the nested transactions in one etcd transaction: etcd
@@ -112,7 +70,7 @@ func (ss *session) deleteOrphans(ctx context.Context, todo []orphan) (failed, se
 // session tracks or is acquiring: the result of an acquire whose reply was
 // lost. It reports whether o is settled.
 func (ss *session) deleteIfUntracked(ctx context.Context, o orphan) bool {
-	if ss.acquiring(o.name) {
+	if ss.Acquiring(o.name) {
 		return false
 	}
 	resp, err := ss.st.cli.Get(ctx, o.name)
@@ -126,11 +84,11 @@ func (ss *session) deleteIfUntracked(ctx context.Context, o orphan) bool {
 	if clientv3.LeaseID(kv.Lease) != ss.id || !isOwnerValue(kv.Value, o.owner) {
 		return true // another attempt's
 	}
-	ss.mu.Lock()
-	g := ss.grants[o.name]
-	tracked := g != nil && g.token == kv.CreateRevision
-	busy := ss.inflight[o.name] > 0
-	ss.mu.Unlock()
+	ss.Mu.Lock()
+	g, ok := ss.GrantLocked(o.name)
+	tracked := ok && g.token == kv.CreateRevision
+	busy := ss.BusyLocked(o.name)
+	ss.Mu.Unlock()
 	if tracked {
 		return true
 	}

@@ -133,7 +133,7 @@ func (s *Store) predecessor(ctx context.Context, ss *session, key, name string, 
 	}
 	if mine := resp.Responses[1].GetResponseRange().GetKvs(); len(mine) == 0 || mine[0].CreateRevision != rev {
 		ss.markLost()
-		if s.isClosed() {
+		if s.sessions.Closed() {
 			return "", s.closedErr("acquire")
 		}
 		return "", &leasehold.StoreError{Store: Name, Op: "acquire", Err: ErrSessionLost}
@@ -151,7 +151,7 @@ func (s *Store) predecessor(ctx context.Context, ss *session, key, name string, 
 // housekeeping if that fails; it reports whether it did (e is an orphan).
 func (s *Store) leaveQueue(ss *session, e entry, rev int64) (orphaned bool) {
 	if err := s.deleteToken(e.name, rev); err != nil {
-		ss.addOrphan(orphan{entry: e, token: rev})
+		ss.AddOrphan(orphan{entry: e, token: rev})
 		return true
 	}
 	return false

@@ -38,20 +38,6 @@ func awaitCreated(ctx context.Context, wch clientv3.WatchChan) error {
 	}
 }
 
-// watchContext returns a context for a watch goroutine that also ends when
-// the store closes, with the goroutine counted in s.wg (the caller calls
-// s.wg.Done when it ends).
-func (s *Store) watchContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	// Counted under the pool's mutex: either Close waits for it, or it
-	// sees the store closed.
-	if !s.sessions.WhileOpen(func() { s.wg.Add(1) }) {
-		return nil, nil, s.closedErr("watch")
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
-	return wctx, func() { stop(); cancel() }, nil
-}
-
 // watch is a watch for deletes of one key, opened at the current revision.
 type watch struct {
 	s      *Store
@@ -63,7 +49,7 @@ type watch struct {
 // watchDeletes opens a watch for deletes of key and waits until etcd has
 // created it.
 func (s *Store) watchDeletes(ctx context.Context, key string) (*watch, error) {
-	wctx, cancel, err := s.watchContext(ctx)
+	wctx, cancel, err := s.sessions.WatchContext(ctx, "watch")
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +57,7 @@ func (s *Store) watchDeletes(ctx context.Context, key string) (*watch, error) {
 		ch: s.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithFilterPut(), clientv3.WithCreatedNotify())}
 	if err := awaitCreated(ctx, w.ch); err != nil {
 		w.stop()
-		if s.isClosed() {
+		if s.sessions.Closed() {
 			return nil, s.closedErr("acquire")
 		}
 		return nil, s.storeErrOn(ctx, "acquire", err)
@@ -87,7 +73,7 @@ func (w *watch) stop() {
 	w.cancel()
 	drain(w.ch)
 	w.cancel = nil
-	w.s.wg.Done()
+	w.s.sessions.Done()
 }
 
 // wait waits for a delete of the watched key, the end of the watch (the
@@ -102,7 +88,7 @@ func (w *watch) wait(ctx context.Context, ss *session) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if s.isClosed() {
+				if s.sessions.Closed() {
 					return s.closedErr("acquire")
 				}
 				w.stop()

@@ -52,7 +52,7 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, wai
 		}
 		g, err := s.acquireOn(ctx, ss, req, wait)
 		ss.Drop()
-		if attempt == 0 && errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !s.isClosed() {
+		if attempt == 0 && errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !s.sessions.Closed() {
 			continue // the session expired under us: one more try on a new one
 		}
 		return g, err
@@ -131,7 +131,7 @@ func (s *Store) create(ctx context.Context, ss *session, parent, id, label strin
 		case err == nil:
 			s.leave(ss, p)
 		case errors.Is(err, zk.ErrConnectionClosed):
-			ss.addOrphan(orphan{parent: parent, id: id})
+			ss.AddOrphan(orphan{parent: parent, id: id})
 		}
 	})
 	switch {
@@ -140,7 +140,7 @@ func (s *Store) create(ctx context.Context, ss *session, parent, id, label strin
 	case errors.Is(err, zk.ErrConnectionClosed):
 		found, ferr := s.findOwn(ctx, ss, parent, id)
 		if ferr != nil {
-			ss.addOrphan(orphan{parent: parent, id: id})
+			ss.AddOrphan(orphan{parent: parent, id: id})
 			return "", s.storeErr(ctx, "acquire", parent, err)
 		}
 		if found == "" {
@@ -152,7 +152,7 @@ func (s *Store) create(ctx context.Context, ss *session, parent, id, label strin
 	case errors.Is(err, zk.ErrNoNode):
 		return "", err
 	}
-	if ctx.Err() == nil && ss.isLost() {
+	if ctx.Err() == nil && ss.IsLost() {
 		return "", &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("%s: %w", parent, ErrSessionLost)}
 	}
 	return "", s.storeErr(ctx, "acquire", parent, err)
@@ -251,7 +251,7 @@ func (s *Store) position(ctx context.Context, ss *session, parent, p string) (ui
 
 // vanished is the error for an attempt whose own node p is gone.
 func (s *Store) vanished(op string, ss *session, p string) error {
-	if ss.isLost() {
+	if ss.IsLost() {
 		return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("%s: %w", p, ErrSessionLost)}
 	}
 	return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("%s: the node vanished (deleted by another client?)", p)}
@@ -281,11 +281,11 @@ func (s *Store) held(ctx context.Context, ss *session, key, parent string, head 
 // leave deletes node p (a waiter's or a refused attempt's), on a short
 // context of its own, or leaves it to housekeeping if that fails.
 func (s *Store) leave(ss *session, p string) {
-	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(s.sessions.Ctx(), 2*time.Second)
 	defer cancel()
 	err := ss.call(ctx, func() error { return ss.conn.Delete(p, -1) })
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		ss.addOrphan(orphan{path: p})
+		ss.AddOrphan(orphan{path: p})
 	}
 }
 

@@ -67,7 +67,7 @@ func (s *Store) explain(path string, err error) error {
 		return foreignErr(path, "an ephemeral node, not a key node of leasehold's")
 	case errors.Is(err, zk.ErrAPIError), err.Error() == "unknown error: -6":
 		hint = "the server does not implement the request (container nodes need ZooKeeper 3.5.3 or later)"
-	case errors.Is(err, zk.ErrClosing) && s.isClosed():
+	case errors.Is(err, zk.ErrClosing) && s.sessions.Closed():
 		return fmt.Errorf("%s: %w", path, leasehold.ErrClosed)
 	case errors.Is(err, zk.ErrClosing):
 		// The Conn of a lost session closes while the Store lives on: the

@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// The session's grants, references and orphans, under ss.mu.
+// The session's grants (by token, with their deadlines), references and
+// orphans are its sessionpool.Core.
 
 // grantRec is a grant the session keeps.
 type grantRec struct {
-	path     string // the node
-	key      string
-	id       string // idOf(owner)
-	deadline time.Time
+	path string // the node
+	key  string
+	id   string // idOf(owner)
 }
 
 // orphan is a node of ours that must be deleted: a grant that expired
@@ -25,54 +25,12 @@ type orphan struct {
 	id     string
 }
 
-// Hold takes a reference on the session for an acquire, a wait or a watch.
-// It fails if the session is gone.
-func (ss *session) Hold() bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.gone {
-		return false
-	}
-	ss.refs++
-	return true
-}
-
-// Drop drops a reference taken by Hold (or newSession).
-func (ss *session) Drop() {
-	ss.mu.Lock()
-	ss.refs--
-	ss.lastUse = time.Now()
-	idle := ss.refs == 0 && len(ss.grants) == 0
-	ss.mu.Unlock()
-	if idle && ss.st.idle < 0 {
-		ss.poke()
-	}
-}
-
-// addOrphan queues a node for housekeeping to delete.
-func (ss *session) addOrphan(o orphan) {
-	ss.mu.Lock()
-	if !ss.gone {
-		ss.orphans = append(ss.orphans, o)
-	}
-	ss.mu.Unlock()
-	ss.poke()
-}
-
 // track records a grant of key on node p with token, made by a request
 // sent at t0; ok is false if the session is gone.
 func (ss *session) track(key, p string, token uint64, t0 time.Time) bool {
-	ss.mu.Lock()
-	if ss.gone {
-		ss.mu.Unlock()
-		return false
-	}
 	id, _, _ := cutNode(p)
-	ss.grants[token] = &grantRec{path: p, key: key, id: id, deadline: t0.Add(ss.class)}
-	ss.lastUse = time.Now()
-	ss.mu.Unlock()
-	ss.poke() // housekeeping sets its timer for the new deadline
-	return true
+	_, ok := ss.Track(token, grantRec{path: p, key: key, id: id}, t0)
+	return ok
 }
 
 // cutNode returns the id and the parent of a node path.
@@ -81,58 +39,31 @@ func cutNode(p string) (id, parent string, ok bool) {
 	return n.id, path.Dir(p), err == nil
 }
 
+// anyGrant matches any grant.
+func anyGrant(grantRec) bool { return true }
+
 // lookup returns the node path of a grant of key to owner id with token,
-// if the session keeps it and its deadline has not passed.
+// if the session keeps it and its deadline has not passed at now (a zero
+// now: whatever its deadline).
 func (ss *session) lookup(key, id string, token uint64, now time.Time) (string, bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.gone {
-		return "", false
-	}
-	g := ss.grants[token]
-	if g == nil || g.key != key || g.id != id || now.After(g.deadline) {
-		return "", false
-	}
-	return g.path, true
+	g, ok := ss.Tracked(token, func(g grantRec) bool { return g.key == key && g.id == id }, now)
+	return g.path, ok
 }
 
 // renewed extends the grant with token after ZooKeeper confirmed it by a
 // request sent at t0; ok is false if the grant is no longer kept (expired
 // and swept meanwhile, released, or the session lost).
 func (ss *session) renewed(token uint64, t0 time.Time) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	g := ss.grants[token]
-	if ss.gone || g == nil || t0.After(g.deadline) {
-		return false
-	}
-	if d := t0.Add(ss.class); d.After(g.deadline) {
-		g.deadline = d
-	}
-	return true
+	_, ok := ss.Renewed(token, anyGrant, t0)
+	return ok
 }
 
 // untrack forgets the grant with token (released or refused).
-func (ss *session) untrack(token uint64) {
-	ss.mu.Lock()
-	if _, ok := ss.grants[token]; ok {
-		delete(ss.grants, token)
-		ss.lastUse = time.Now()
-	}
-	idle := ss.refs == 0 && len(ss.grants) == 0
-	ss.mu.Unlock()
-	if idle && ss.st.idle < 0 {
-		ss.poke()
-	}
-}
+func (ss *session) untrack(token uint64) { ss.Untrack(token, anyGrant, nil) }
 
 // remaining returns the time left on the grant with token, if the session
 // keeps it (0 if not).
 func (ss *session) remaining(token uint64) time.Duration {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if g := ss.grants[token]; g != nil {
-		return max(time.Until(g.deadline), 0)
-	}
-	return 0
+	d, _ := ss.Remaining(token, anyGrant)
+	return d
 }

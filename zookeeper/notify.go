@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // Subscribe watches key's queue and signals the returned channel when a
@@ -37,7 +38,7 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 	if err := leasehold.CheckHolder(key); err != nil {
 		return nil, nil, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return nil, nil, s.closedErr(op)
 	}
 	ss, err := s.anySession(ctx)
@@ -53,9 +54,9 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 	out := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	s.wg.Go(func() {
+	s.sessions.Go(func() {
 		defer close(done)
-		defer signal(out)
+		defer sessionpool.Signal(out)
 		for {
 			select {
 			case <-ev:
@@ -63,29 +64,26 @@ func (s *Store) signalOn(ctx context.Context, key, op string, leaves bool) (<-ch
 				return
 			case <-ss.Done():
 				return
-			case <-s.ctx.Done():
+			case <-s.sessions.Ctx().Done():
 				return
 			}
-			actx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+			actx, cancel := context.WithTimeout(s.sessions.Ctx(), 10*time.Second)
 			now, next, err := s.arm(actx, ss, parent)
 			cancel()
 			if err != nil {
 				return
 			}
 			if !leaves || departed(names, now) {
-				signal(out)
+				sessionpool.Signal(out)
 			}
 			names, ev = now, next
 		}
 	})
-	var once sync.Once
-	return out, func() {
-		once.Do(func() {
-			close(stop)
-			<-done
-			ss.Drop()
-		})
-	}, nil
+	return out, sync.OnceFunc(func() {
+		close(stop)
+		<-done
+		ss.Drop()
+	}), nil
 }
 
 // arm reads the children of parent and sets a watch on them, or on
@@ -124,11 +122,4 @@ func departed(before, now []string) bool {
 		}
 	}
 	return false
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }

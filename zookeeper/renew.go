@@ -27,7 +27,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	if err := ctx.Err(); err != nil {
 		return leasehold.Grant{}, err
 	}
-	if s.isClosed() {
+	if s.sessions.Closed() {
 		return leasehold.Grant{}, s.closedErr("renew")
 	}
 	ss, p, err := s.grantNode("renew", g, true)
@@ -75,7 +75,7 @@ func (s *Store) grantNode(op string, g leasehold.Grant, live bool) (*session, st
 	}
 	p, ok := ss.lookup(g.Key, idOf(g.Owner), g.Token, now)
 	if !ok {
-		if ss.isLost() {
+		if ss.IsLost() {
 			return nil, "", notHeld(op, g.Key, "the session expired")
 		}
 		return nil, "", notHeld(op, g.Key, "")
@@ -87,14 +87,8 @@ func (s *Store) grantNode(op string, g leasehold.Grant, live bool) (*session, st
 // stale holder cannot delete a newer holder's node: a node's name carries
 // its owner's id and its token is checked.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
-	if err := leasehold.CheckRelease(g); err != nil {
+	if err := s.sessions.Enter(ctx, "release", leasehold.CheckRelease(g)); err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.isClosed() {
-		return s.closedErr("release")
 	}
 	ss, p, err := s.grantNode("release", g, false)
 	if err != nil {
@@ -120,14 +114,8 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 // server is seen). Remaining is the holder's time left when this store
 // keeps the grant, else 0: another process's deadline is its own.
 func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	if err := leasehold.CheckHolder(key); err != nil {
+	if err := s.sessions.Enter(ctx, "holder", leasehold.CheckHolder(key)); err != nil {
 		return leasehold.Holder{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return leasehold.Holder{}, err
-	}
-	if s.isClosed() {
-		return leasehold.Holder{}, s.closedErr("holder")
 	}
 	ss, err := s.anySession(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
 // A session is one ZooKeeper session shared by every grant and waiter of
@@ -26,6 +27,12 @@ import (
 // knows nothing of. So the session's dialer refuses to connect again once
 // the session is lost or abandoned: one Conn is one session.
 type session struct {
+	// Core is the session's bookkeeping: references, up and lost state,
+	// grants (by token) with their deadlines and orphans; see grants.go.
+	// Its Mu also guards sock. Code holding the sessions pool's mutex may
+	// take Mu; code holding Mu never takes the pool's.
+	sessionpool.Core[uint64, grantRec, orphan]
+
 	st    *Store
 	class time.Duration // the TTL granted to leases of this class
 	want  time.Duration // the session timeout asked for: 2 x class
@@ -36,47 +43,26 @@ type session struct {
 	nego   atomic.Int64 // the negotiated timeout in ms, from the last connect answer
 	passwd atomic.Value // []byte: the session's password, from the connect answer
 
-	up    chan struct{} // closed when SetUp has finished; upErr says how
-	upErr error
-
 	ready     chan struct{} // closed when the session is established
 	readyOnce sync.Once
 	lastErr   atomic.Pointer[error] // how the last connection attempt went, for messages
 
-	lost     chan struct{} // closed when the session is known or presumed gone; see Done
-	lostOnce sync.Once
-	stop     chan struct{} // closed to end housekeeping
-	stopOnce sync.Once
-	kick     chan struct{} // wakes housekeeping early
-
-	// mu guards the fields below. Code holding the sessions pool's mutex may
-	// take it; code holding it never takes the pool's.
-	mu      sync.Mutex
-	sock    net.Conn             // the current connection
-	grants  map[uint64]*grantRec // by token; see grants.go
-	orphans []orphan             // nodes of ours to delete
-	refs    int                  // acquires, waits and watches in progress
-	lastUse time.Time
-	gone    bool // lost, torn down or closed: takes no new references
-	running bool // housekeeping started
+	sock net.Conn // the current connection, under Mu
 }
 
 // newSession returns a session of class, not yet started, with one
 // reference (its creator's).
 func newSession(s *Store, class time.Duration) *session {
-	return &session{
-		st:      s,
-		class:   class,
-		want:    2 * class,
-		up:      make(chan struct{}),
-		ready:   make(chan struct{}),
-		lost:    make(chan struct{}),
-		stop:    make(chan struct{}),
-		kick:    make(chan struct{}, 1),
-		grants:  make(map[uint64]*grantRec),
-		refs:    1,
-		lastUse: time.Now(),
-	}
+	ss := &session{st: s, class: class, want: 2 * class, ready: make(chan struct{})}
+	ss.Init(sessionpool.Config[uint64, grantRec, orphan]{
+		Class:        class,
+		Idle:         s.idle,
+		Forget:       func() { s.sessions.Forget(class, ss) },
+		Orphan:       func(_ uint64, g grantRec) orphan { return orphan{path: g.path} },
+		PokeOnOrphan: true,
+		PokeOnTrack:  true,
+	})
+	return ss
 }
 
 // start connects and waits until the session is established, within the
@@ -141,8 +127,8 @@ func (ss *session) dial(network, addr string, timeout time.Duration) (net.Conn, 
 	// has no quorum, or whose leader commits nothing.
 	noAnswer := fmt.Errorf("connected to %s, which did not answer the session request", addr)
 	ss.lastErr.Store(&noAnswer)
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	ss.Mu.Lock()
+	defer ss.Mu.Unlock()
 	if ss.refuse.Load() {
 		_ = c.Close()
 		return nil, errRefused
@@ -208,64 +194,19 @@ func (ss *session) event(ev zk.Event) {
 	}
 }
 
-// isUp reports whether the session was established and is not gone.
-func (ss *session) isUp() bool {
-	select {
-	case <-ss.up:
-	default:
-		return false
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.upErr == nil && !ss.gone
-}
-
-// Done returns a channel that is closed when the session is known or
-// presumed gone: every grant on it is lost. It is each grant's Grant.Lost.
-func (ss *session) Done() <-chan struct{} { return ss.lost }
-
-// isLost reports whether the session has been lost.
-func (ss *session) isLost() bool {
-	select {
-	case <-ss.lost:
-		return true
-	default:
-		return false
-	}
-}
-
 // markLost records that the session is gone: every grant on it is lost,
 // Done closes, the Conn is closed and the next acquire of the class starts
 // a new session.
 func (ss *session) markLost() {
-	ss.lostOnce.Do(func() {
-		ss.refuse.Store(true)
-		ss.mu.Lock()
-		ss.gone = true
-		ss.grants = map[uint64]*grantRec{}
-		ss.orphans = nil
-		ss.mu.Unlock()
-		ss.st.sessions.Forget(ss.class, ss)
-		close(ss.lost)
-		ss.halt()
+	ss.refuse.Store(true)
+	if ss.MarkLost(nil, nil) {
 		// Called from the Conn's own goroutine: close it from another.
-		ss.st.wg.Go(func() {
+		ss.st.sessions.Go(func() {
 			if ss.conn != nil {
 				ss.conn.Close()
 			}
 		})
-	})
-}
-
-// halt ends the session's housekeeping.
-func (ss *session) halt() { ss.stopOnce.Do(func() { close(ss.stop) }) }
-
-// retire marks the session gone and removes it from the Store's sessions.
-func (ss *session) retire() {
-	ss.mu.Lock()
-	ss.gone = true
-	ss.mu.Unlock()
-	ss.st.sessions.Forget(ss.class, ss)
+	}
 }
 
 // abandon drops the connection without closing the session, and closes
@@ -274,13 +215,13 @@ func (ss *session) retire() {
 // how a session that never got established is given up.
 func (ss *session) abandon() {
 	ss.refuse.Store(true)
-	ss.mu.Lock()
+	ss.Mu.Lock()
 	sock := ss.sock
-	ss.mu.Unlock()
+	ss.Mu.Unlock()
 	if sock != nil {
 		_ = sock.Close()
 	}
-	ss.halt()
+	ss.Halt()
 	if ss.conn != nil {
 		ss.conn.Close()
 	}
@@ -288,7 +229,7 @@ func (ss *session) abandon() {
 
 // closeSession closes the session: the ensemble deletes its nodes at once.
 func (ss *session) closeSession() {
-	ss.halt()
+	ss.Halt()
 	ss.conn.Close()
 	ss.refuse.Store(true)
 }
@@ -296,26 +237,11 @@ func (ss *session) closeSession() {
 // shut ends the session for Store.Close (which has already removed it from
 // the Store's sessions): closed if it holds no grants, else abandoned.
 func (ss *session) shut() {
-	ss.mu.Lock()
-	keep := ss.running && !ss.gone && len(ss.grants) > 0
-	started := ss.running && !ss.gone
-	ss.gone = true
-	ss.mu.Unlock()
-	switch {
-	case keep:
+	switch started, holding := ss.Shut(); {
+	case started && holding:
 		ss.abandon()
 	case started:
 		ss.closeSession()
-	default:
-		ss.halt()
-	}
-}
-
-// poke wakes the housekeeping goroutine.
-func (ss *session) poke() {
-	select {
-	case ss.kick <- struct{}{}:
-	default:
 	}
 }
 
@@ -339,7 +265,7 @@ func (ss *session) callOr(ctx context.Context, fn func() error, abandoned func(e
 		left      bool
 		done      = make(chan struct{})
 	)
-	ss.st.wg.Go(func() {
+	ss.st.sessions.Go(func() {
 		err := fn()
 		mu.Lock()
 		if left {

@@ -5,10 +5,7 @@ import (
 	"time"
 )
 
-// The Store's sessions, one per TTL class, are in s.sessions (a
-// sessionpool.Pool): Use returns a class's session, creating it with
-// newSession and setting it up with SetUp if needed; a session removes
-// itself with Forget when it is lost or torn down.
+// The classes of the Store's sessions (s.sessions), and their set-up.
 
 // classGranularity is the step TTLs are rounded up to: TTLs within one
 // step share a session.
@@ -24,33 +21,20 @@ func (s *Store) classOf(ttl time.Duration) time.Duration {
 	return c
 }
 
-// SetUp starts ss and its housekeeping, recording the outcome in ss.upErr
-// and closing ss.up.
+// SetUp starts ss and its housekeeping, then closes Up's channel. On
+// failure it records the error, retires the session, and starts nothing.
 func (ss *session) SetUp(ctx context.Context) {
-	defer close(ss.up)
-	if err := ss.start(ctx); err != nil {
-		ss.upErr = err
-		ss.retire()
-		return
-	}
-	if !ss.st.launch(ss) {
-		ss.upErr = ss.st.closedErr("acquire")
-		ss.retire()
-		ss.closeSession()
-	}
+	ss.SetUpWith(func() error { return ss.start(ctx) },
+		func() bool { return ss.st.launch(ss) },
+		ss.closeSession,
+		func() error { return ss.st.closedErr("acquire") })
 }
-
-// Up returns ss.up, closed once SetUp has finished; UpErr says how.
-func (ss *session) Up() <-chan struct{} { return ss.up }
-
-// UpErr reports why SetUp failed, or nil. It is read once Up is closed.
-func (ss *session) UpErr() error { return ss.upErr }
 
 // anySession returns a live session with a reference taken, for reads and
 // watches: any established one, else one of the class of a TTL of
 // readClass (clamped into the store's bounds).
 func (s *Store) anySession(ctx context.Context) (*session, error) {
-	if ss, ok := s.sessions.Find(func(ss *session) bool { return ss.isUp() && ss.Hold() }); ok {
+	if ss, ok := s.sessions.Find(func(ss *session) bool { return ss.IsUp() && ss.Hold() }); ok {
 		return ss, nil
 	}
 	return s.sessions.Use(ctx, s.classOf(min(max(readClass, s.info.MinTTL), s.info.MaxTTL)))
@@ -64,10 +48,7 @@ const readClass = 15 * time.Second
 // launch sees the store closed.
 func (s *Store) launch(ss *session) bool {
 	return s.sessions.WhileOpen(func() {
-		ss.mu.Lock()
-		ss.running = true
-		ss.lastUse = time.Now()
-		ss.mu.Unlock()
-		s.wg.Go(ss.housekeep)
+		ss.Started(time.Time{})
+		s.sessions.Go(ss.housekeep)
 	})
 }

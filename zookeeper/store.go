@@ -62,18 +62,10 @@ type Store struct {
 	bounds  Bounds
 	info    leasehold.Info
 
-	ctx    context.Context // ended by Close; background calls use it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // session goroutines and calls in flight
-
 	baseMu sync.Mutex
 	baseOK bool // the base path exists
 
-	// sessions are the store's sessions by TTL class, and whether the
-	// store is closed, under the pool's mutex; see sessions.go. A session's
-	// own state is under the session's mutex; code that holds both takes
-	// the pool's first.
-	sessions *sessionpool.Pool[*session]
+	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
 
 var (
@@ -103,8 +95,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		logger:  opts.Logger,
 		acl:     zk.WorldACL(zk.PermAll),
 	}
-	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) },
-		func() error { return s.closedErr("acquire") })
+	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	if opts.Auth != "" {
 		s.auth = []byte(opts.Auth)
 		s.acl = zk.AuthACL(zk.PermAll)
@@ -130,7 +121,6 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.bounds = b
 	s.info = infoFor(b)
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -193,24 +183,12 @@ func (s *Store) closedErr(op string) error {
 	return &leasehold.StoreError{Store: Name, Op: op, Err: leasehold.ErrClosed}
 }
 
-func (s *Store) isClosed() bool { return s.sessions.Closed() }
-
 // Close ends the store's sessions. A session with no grants is closed
 // (ZooKeeper deletes its nodes at once); a session holding grants is
 // abandoned without closing it, so its nodes, and the grants, end when the
 // ensemble expires it, a session timeout (twice the TTL) later: Close does
 // not release leases.
 func (s *Store) Close() error {
-	all, first := s.sessions.Close()
-	if !first {
-		return nil
-	}
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		wg.Go(ss.shut)
-	}
-	wg.Wait()
-	s.cancel()
-	s.wg.Wait()
+	s.sessions.Shut((*session).shut)
 	return nil
 }

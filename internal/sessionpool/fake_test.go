@@ -74,6 +74,6 @@ func newPool(setUp func(context.Context, *fake) error, made *atomic.Int32) *Pool
 	p = New(func(class time.Duration) *fake {
 		made.Add(1)
 		return &fake{p: p, class: class, setUp: setUp, refs: 1, up: make(chan struct{}), held: make(chan struct{}, 1)}
-	}, func() error { return errClosed })
+	}, func(string) error { return errClosed })
 	return p
 }

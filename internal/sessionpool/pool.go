@@ -33,7 +33,11 @@ type Session interface {
 // New; it is safe for concurrent use.
 type Pool[S Session] struct {
 	create    func(class time.Duration) S
-	closedErr func() error
+	closedErr func(op string) error
+
+	ctx    context.Context // ended by Shut; the store's background calls use it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the store's goroutines, which Shut waits for
 
 	mu       sync.Mutex
 	sessions map[time.Duration]S
@@ -42,9 +46,11 @@ type Pool[S Session] struct {
 
 // New returns an empty, open Pool. create returns a new session of a
 // class, not set up, holding one reference (its creator's); closedErr
-// returns the error Use returns once the pool is closed.
-func New[S Session](create func(class time.Duration) S, closedErr func() error) *Pool[S] {
-	return &Pool[S]{create: create, closedErr: closedErr, sessions: make(map[time.Duration]S)}
+// returns the error a call op gets once the pool is closed (Use's op is
+// "acquire").
+func New[S Session](create func(class time.Duration) S, closedErr func(op string) error) *Pool[S] {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Pool[S]{create: create, closedErr: closedErr, ctx: ctx, cancel: cancel, sessions: make(map[time.Duration]S)}
 }
 
 // Use returns the live session of class, creating and setting it up if
@@ -85,7 +91,7 @@ func (p *Pool[S]) sessionOf(class time.Duration) (ss S, created bool, err error)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return ss, false, p.closedErr()
+		return ss, false, p.closedErr("acquire")
 	}
 	if ss, ok := p.sessions[class]; ok && ss.Hold() {
 		return ss, false, nil
