@@ -21,7 +21,7 @@ func restartAll(t testing.TB, z *testserver.ZooKeeper) {
 			t.Fatalf("restart %d: %v", i, err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if err := z.WaitServing(ctx); err != nil {
 		t.Fatalf("after restart: %v\n%s", err, z.Logs())

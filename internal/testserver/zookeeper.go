@@ -151,10 +151,11 @@ func startZooKeeper(ctx context.Context, dir, java, jar string, opts ZooKeeperOp
 				"-Dorg.slf4j.simpleLogger.showDateTime=true",
 				"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}, opts.JVMFlags...),
 				"-cp", zooKeeperClassPath(jar), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg),
-			Env:       opts.Env,
-			Log:       filepath.Join(n.Dir, "zookeeper.log"),
-			Probe:     func(ctx context.Context) error { return zooKeeperServes(ctx, n.Addr()) },
-			StopGrace: 300 * time.Millisecond,
+			Env:          opts.Env,
+			Log:          filepath.Join(n.Dir, "zookeeper.log"),
+			Probe:        func(ctx context.Context) error { return zooKeeperServes(ctx, n.Addr()) },
+			StopGrace:    300 * time.Millisecond,
+			StartTimeout: 60 * time.Second, // a JVM starting on a loaded machine
 		})
 		z.Nodes = append(z.Nodes, n)
 	}
