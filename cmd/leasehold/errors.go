@@ -55,11 +55,24 @@ func (a *app) failJSON(cmd string, err error) int {
 	return e.Exit
 }
 
+// codedError is an error that ends a command with the exit status code.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
 // exitCode maps an error to the command's exit status.
 func exitCode(err error) int {
 	var ue *usageError
 	var in *interrupted
-	if errors.As(err, &in) {
+	var ce *codedError
+	switch {
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &in):
 		return 128 + signum(in.sig)
 	}
 	switch {

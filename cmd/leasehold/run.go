@@ -29,6 +29,7 @@ type runFlags struct {
 	ttl, wait, grace  time.Duration
 	command           []string
 	metricsAddr       string             // --metrics-addr: serve metrics there
+	final             bool               // a loss ends the command (run, elect --once)
 	observer          leasehold.Observer // the client's observer (the metrics), if any
 }
 
@@ -40,31 +41,22 @@ func (a *app) run(args []string) int {
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
-	if code, ok := a.parse(fs, "run", args); !ok {
+	jsonFlag(fs)
+	c, code, ok := a.parse(fs, "run", args)
+	if !ok {
 		return code
 	}
-	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr}
-	graceGiven := false
-	fs.Visit(func(fl *flag.Flag) { graceGiven = graceGiven || fl.Name == "grace" })
-	if err := f.check(args, fs.Args(), graceGiven); err != nil {
+	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr, final: true}
+	if err := f.check(fs, c); err != nil {
 		return a.fail("run", err)
 	}
 	return a.withMetrics(f, a.runCommand)
 }
 
-// check validates the flags and takes the command after "--".
-func (f *runFlags) check(args, rest []string, graceGiven bool) error {
-	// The flag package stops at "--" (and drops it) or at the first
-	// argument that is not a flag; only the first is accepted, so that a
-	// misspelt flag is never run as a command.
-	n := len(args) - len(rest)
-	dashes := n > 0 && args[n-1] == "--"
-	if f.key == "" && !dashes && len(rest) > 0 {
-		// leasehold run --ttl 1s KEY -- CMD: name the stray key, not a
-		// missing --key.
-		return usagef("unexpected argument %q (the key goes first, before the flags, or anywhere as --key KEY)", rest[0])
-	}
-	if err := checkKey(f.key); err != nil {
+// check validates the flags and takes the command after "--". Only a
+// command after "--" is run, so that a misspelt flag never runs as one.
+func (f *runFlags) check(fs *flag.FlagSet, c cmdLine) error {
+	if err := checkKey(fs); err != nil {
 		return err
 	}
 	if err := checkTTL(f.ttl); err != nil {
@@ -74,19 +66,16 @@ func (f *runFlags) check(args, rest []string, graceGiven bool) error {
 		return err
 	}
 	var err error
-	if f.grace, err = checkGrace(f.grace, f.ttl, graceGiven); err != nil {
+	if f.grace, err = checkGrace(f.grace, f.ttl, flagGiven(fs, "grace")); err != nil {
 		return err
 	}
-	if !dashes {
-		if len(rest) > 0 {
-			return usagef("missing -- before the command (write leasehold run --key KEY -- %s ...)", rest[0])
-		}
+	switch {
+	case !c.dashes:
 		return usagef("missing -- COMMAND [ARGS...]: nothing to run")
-	}
-	if len(rest) == 0 {
+	case len(c.command) == 0:
 		return usagef("no command after --")
 	}
-	f.command = rest
+	f.command = c.command
 	return nil
 }
 
@@ -134,12 +123,11 @@ func (a *app) runCommand(f runFlags) int {
 		cancel()
 		h = <-got
 		h.close()
-		fmt.Fprintf(a.stderr, "leasehold %s: interrupted by %s before the lease on %q was acquired\n", f.name, s, f.key)
-		return 128 + signum(s)
+		return a.fail(f.name, fmt.Errorf("%w before the lease on %q was acquired", &interrupted{sig: s}, f.key))
 	}
 	if h.err != nil {
 		h.close()
-		return a.fail("run", h.err)
+		return a.fail(f.name, h.err)
 	}
 	if info := h.store.Info(); !info.SafeTokens {
 		fmt.Fprintf(a.stderr, "leasehold %s: warning: the %s store's tokens are not fencing tokens (%s); do not use LEASEHOLD_TOKEN to reject stale writes\n", f.name,
@@ -149,7 +137,7 @@ func (a *app) runCommand(f runFlags) int {
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
 			if code != exitLost {
-				fmt.Fprintf(a.stderr, "leasehold %s: %s; the command may have run without it\n", f.name, message(err))
+				return a.endLost(f, fmt.Errorf("%w; the command may have run without it", err), false)
 			}
 			return exitLost
 		}
@@ -196,14 +184,12 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	// A lease already lost, or too close to its deadline to stop the
 	// command in time, must not start it at all.
 	if err := l.Checkpoint(f.grace); err != nil {
-		fmt.Fprintf(a.stderr, "leasehold %s: not starting the command: %s\n", f.name, message(err))
-		return exitLost
+		return a.endLost(f, fmt.Errorf("not starting the command: %w", err), false)
 	}
 	// The watchdog comes first, so that the command never runs unguarded.
 	wd, err := startWatchdog(f.grace, a.stderr)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "leasehold %s: %v\n", f.name, err)
-		return exitFailure
+		return a.fail(f.name, err)
 	}
 	var stdout, stderr *os.File
 	stdout, _ = a.stdout.(*os.File)
@@ -211,11 +197,10 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	c, err := startGroup(cmd, foregroundTTY(a.stdin, stdout, stderr))
 	if err != nil {
 		wd.done()
-		fmt.Fprintf(a.stderr, "leasehold %s: %v\n", f.name, err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return exitNotFound
+			return a.fail(f.name, &codedError{code: exitNotFound, err: err})
 		}
-		return exitCannotExec
+		return a.fail(f.name, &codedError{code: exitCannotExec, err: err})
 	}
 	g := &guard{a: a, f: f, l: l, c: c, wd: wd, deadline: l.Deadline()}
 	wd.guard(c.pid, g.deadline)
@@ -228,9 +213,27 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	g.standDown()
 	code := c.wait()
 	if g.stopping {
-		return exitLost
+		err := l.Err()
+		if !errors.Is(err, leasehold.ErrLost) {
+			err = fmt.Errorf("%w: no renewal extended the lease on %q before --grace was left, so the command was stopped", leasehold.ErrLost, l.Key())
+		}
+		return a.endLost(f, err, true)
 	}
 	return code
+}
+
+// endLost reports a loss of the lease that ends run, or one campaign of
+// elect, and returns exitLost. said: the loss was reported, in text, as it
+// happened. With --json, a loss that ends the command (run, elect --once)
+// is its JSON error.
+func (a *app) endLost(f runFlags, err error, said bool) int {
+	switch {
+	case a.jsonErrors && f.final:
+		a.failJSON(f.name, &codedError{code: exitLost, err: err})
+	case !said:
+		fmt.Fprintf(a.stderr, "leasehold %s: %s\n", f.name, message(err))
+	}
+	return exitLost
 }
 
 // signum is s's number, for the 128+N exit statuses.

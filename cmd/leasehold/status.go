@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -45,24 +44,18 @@ func (a *app) status(args []string) int {
 	fs := newFlags("status")
 	key := fs.String("key", "", "one key")
 	prefix := fs.String("prefix", "", "every held key starting with this")
-	asJSON := fs.Bool("json", false, "print JSON")
+	asJSON := jsonFlag(fs)
 	store := storeFlag(fs)
-	if code, ok := a.parse(fs, "status", args); !ok {
+	if _, code, ok := a.parse(fs, "status", args); !ok {
 		return code
 	}
-	keyGiven := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "key" {
-			keyGiven = true
-		}
-	})
-	err := noArgs(fs)
+	keyGiven := flagGiven(fs, "key")
+	var err error
 	switch {
-	case err != nil:
 	case keyGiven && *prefix != "":
-		err = usagef("give --key or --prefix, not both")
+		err = usagef("give a key or --prefix, not both")
 	case keyGiven:
-		err = leasehold.ValidateKey(*key)
+		err = checkKey(fs)
 	}
 	if err != nil {
 		return a.fail("status", err)
