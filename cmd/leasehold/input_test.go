@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -172,6 +173,11 @@ func TestVersion(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(out, "leasehold ") || !strings.Contains(out, runtime.Version()) {
 			t.Errorf("%s exited %d: %q %q", arg, code, out, stderr)
 		}
+	}
+	code, out, stderr := runApp(t, "version", "--json")
+	var v versionJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 || v.Go != runtime.Version() || v.Version == "" {
+		t.Errorf("version --json exited %d: %q %q (%v)", code, out, stderr, err)
 	}
 	if code, _, _ := runApp(t, "version", "extra"); code != exitUsage {
 		t.Errorf("version with an argument exited %d, want %d", code, exitUsage)

@@ -123,6 +123,14 @@ func TestMigrate(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "nothing to do") {
 		t.Fatalf("migrate of a redis store exited %d: %s", code, stderr)
 	}
+	code, out, stderr := e.lh(nil, "migrate", "--json")
+	if m := decode[migrateJSON](t, "migrate --json", out); code != 0 || !m.Migrated {
+		t.Fatalf("migrate --json of the sqlite store exited %d with %q: %s", code, out, stderr)
+	}
+	code, out, stderr = e.lh(nil, "migrate", "--json", "--store", "redis://127.0.0.1:1")
+	if m := decode[migrateJSON](t, "migrate --json", out); code != 0 || m.Migrated || !strings.Contains(m.Note, "redis") {
+		t.Fatalf("migrate --json of a redis store exited %d with %q: %s", code, out, stderr)
+	}
 	e.store = ""
 	if code, _, stderr := e.lh(nil, "migrate"); code != exitUsage || !strings.Contains(stderr, "--store is required") {
 		t.Fatalf("migrate without a store exited %d: %s", code, stderr)
