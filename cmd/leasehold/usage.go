@@ -269,7 +269,7 @@ Flags:
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
 	"migrate": migrateUsage(storeurl.Stores()),
-	"bench": benchUsage, // in bench.go, next to the command
+	"bench":   benchUsage, // in bench.go, next to the command
 	"version": `Usage: leasehold version [--json] (or leasehold --version)
 
 Prints the version the binary was built from: the module version stamped by
