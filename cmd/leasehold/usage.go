@@ -220,6 +220,11 @@ store's clock, as a table or as JSON:
 --key prints one object ("held":false for a free key); --prefix prints an
 array. Listing needs a store that can list keys (sqlite, memory, ...).
 
+A holder labelled host:pid (the default label) whose process on this host
+has exited, as leasehold acquire does once it has the lease, is marked
+"(exited)" ("exited":true), with when its lease expires: it lasts until
+then, or until leasehold release.
+
 Flags:
   --key KEY      one key
   --prefix P     every held key starting with P
