@@ -73,7 +73,8 @@ func TestAcquireRenewReleaseStatus(t *testing.T) {
 		t.Fatalf("status --prefix jobs/ --json exited %d: %s", code, out)
 	}
 	code, out, _ = e.lh(nil, "status")
-	if code != 0 || !strings.Contains(out, "KEY") || !strings.Contains(out, "script-1") || strings.Count(out, "\n") != 4 {
+	// The table, then a note for each holder whose acquire has exited.
+	if code != 0 || !strings.Contains(out, "KEY") || !strings.Contains(out, "script-1") || strings.Count(out, "\n") != 6 || strings.Count(out, "has exited") != 2 {
 		t.Fatalf("status exited %d, table:\n%s", code, out)
 	}
 
