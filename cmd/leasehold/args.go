@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/leasehold-go/leasehold"
@@ -58,8 +60,9 @@ func setFlag(fs *flag.FlagSet, args []string) (int, error) {
 	written, value, hasValue := strings.Cut(args[0], "=")
 	name := strings.TrimPrefix(written[1:], "-")
 	if name == "" || name[0] == '-' {
-		return 0, usagef("bad flag syntax: %s", args[0])
+		return 0, usagef("bad flag syntax: %s", showFlag(args[0]))
 	}
+	written = showFlag(written)
 	f := fs.Lookup(name)
 	switch {
 	case f == nil && (name == "h" || name == "help"):
@@ -133,6 +136,18 @@ func checkKey(fs *flag.FlagSet) error {
 		return usagef("the key is required: give it first (leasehold %s KEY ...) or as --key KEY", strings.TrimPrefix(fs.Name(), "leasehold "))
 	}
 	return leasehold.ValidateKey(key)
+}
+
+// plainFlag is a flag as it is usually written.
+var plainFlag = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// showFlag returns a flag as written, for a message: quoted unless plain,
+// so that a space or a control byte in it is seen.
+func showFlag(s string) string {
+	if plainFlag.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // errEmptyKey is the error for a key given as "".

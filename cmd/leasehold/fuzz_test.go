@@ -124,7 +124,7 @@ func checkArgsResult(t *testing.T, cmd string, args []string, code int, stdout, 
 		for _, marker := range []string{"unknown flag ", "invalid value ", "bad flag syntax: "} {
 			if _, named, ok := strings.Cut(first, marker); ok && !slices.ContainsFunc(args, func(arg string) bool {
 				written, _, _ := strings.Cut(arg, "=")
-				return strings.HasPrefix(arg, "-") && strings.Contains(named, written)
+				return strings.HasPrefix(arg, "-") && (strings.Contains(named, showFlag(written)) || strings.Contains(named, showFlag(arg)))
 			}) {
 				t.Fatalf("leasehold %s %q: %q does not name a flag as it was written", cmd, args, first)
 			}

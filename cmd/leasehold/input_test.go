@@ -41,7 +41,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "k", "-bogus=1", "--", "true"}, "unknown flag -bogus"},
 		{[]string{"acquire", "k", "--ttl"}, "flag --ttl needs a value"},
 		{[]string{"acquire", "k", "--json=maybe"}, `invalid value "maybe" for flag --json`},
-		{[]string{"acquire", "k", "---ttl", "1s"}, "bad flag syntax: ---ttl"},
+		{[]string{"acquire", "k", "---ttl", "1s"}, `bad flag syntax: "---ttl"`},
 		{[]string{"run", "", "--", "true"}, "empty key"},
 		{[]string{"acquire", "--key=", "--ttl", "1s"}, "empty key"},
 		{[]string{"release", "", "--owner", "o", "--token", "1"}, "empty key"},

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -106,11 +107,17 @@ func (a *app) help(args []string) int {
 // before any "--": how errors found while parsing them are printed.
 func wantsJSON(args []string) bool {
 	for _, a := range args {
-		switch a {
-		case "--":
+		flag, value, hasValue := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		switch {
+		case a == "--":
 			return false
-		case "-json", "--json", "-json=true", "--json=true":
+		case flag != "-json" && flag != "json":
+		case !hasValue:
 			return true
+		default:
+			if b, err := strconv.ParseBool(value); err == nil && b {
+				return true
+			}
 		}
 	}
 	return false
