@@ -48,6 +48,7 @@ func (a *app) failJSON(cmd string, err error) int {
 	if errors.As(err, &he) {
 		e.Exit, e.Error = exitHeld, heldMessage(he)
 		h := toJSON(leasehold.Holder{Key: he.Key, Label: he.Label, Token: he.Token, Remaining: he.Remaining})
+		h.Exited = exitedHolder(he.Label)
 		e.Holder = &h
 	}
 	b, _ := json.Marshal(e) // strings and numbers only: never fails
@@ -109,6 +110,9 @@ func heldMessage(he *leasehold.HeldError) string {
 	s := fmt.Sprintf("key %q is held", he.Key)
 	if he.Label != "" {
 		s += " by " + he.Label
+	}
+	if exitedHolder(he.Label) {
+		s += " (that process has exited: a one-shot acquire's lease)"
 	}
 	if he.Token != 0 {
 		s += fmt.Sprintf(" with token %d", he.Token)

@@ -67,6 +67,12 @@ func TestStatusSaysTheHolderExited(t *testing.T) {
 		t.Fatalf("status --json of an acquire's lease exited %d: %s", code, out)
 	}
 
+	// And so does the refusal of the key.
+	code, _, stderr = e.lh(nil, "acquire", "jobs/once")
+	if code != exitHeld || !strings.Contains(stderr, g.Label+" (that process has exited") {
+		t.Fatalf("acquire of the held key exited %d: %s", code, stderr)
+	}
+
 	ready := e.dir + "/ready"
 	p := e.start(nil, "run", "jobs/running", "--ttl", "60s", "--", "sh", "-c", `touch "$1"; sleep 60`, "sh", ready)
 	waitFor(t, 20*time.Second, "the run to start its command", func() bool { return fileExists(ready) })
