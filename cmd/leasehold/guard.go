@@ -59,12 +59,7 @@ func (g *guard) loop(sigs <-chan os.Signal) {
 			// at the latest, even if that cuts the grace short.
 			g.stop(fmt.Sprintf("%s; stopping the command", message(g.l.Err())), min(time.Until(g.deadline), g.f.grace))
 		case e, ok := <-g.wd.events:
-			switch {
-			case !ok:
-				g.wd.events = nil
-			case e == "term" || e == "kill":
-				g.watchdogStopped(e == "kill")
-			}
+			g.hear(e, ok)
 		case <-t.C:
 		}
 		g.tick()
@@ -78,16 +73,20 @@ func (g *guard) drain() {
 	for g.wd.events != nil {
 		select {
 		case e, ok := <-g.wd.events:
-			if !ok {
-				g.wd.events = nil
-				return
-			}
-			if e == "term" || e == "kill" {
-				g.watchdogStopped(e == "kill")
-			}
+			g.hear(e, ok)
 		default:
 			return
 		}
+	}
+}
+
+// hear takes in one report e from the watchdog; !ok: its pipe closed.
+func (g *guard) hear(e string, ok bool) {
+	switch {
+	case !ok:
+		g.wd.events = nil
+	case e == "term" || e == "kill":
+		g.watchdogStopped(e == "kill")
 	}
 }
 
