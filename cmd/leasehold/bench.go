@@ -10,7 +10,7 @@ import (
 const benchUsage = `Usage: leasehold bench --store URL [--store URL ...] [--clients 1,8,64] [--duration 10s]
                        [--keys distinct|hot] [--json] [--chart out.svg] [--markdown]
                        [--scale 1,1000,10000,100000] [--herd 1,8,64] [--mem-pid PID,...]
-                       [--from results.jsonl ...] [--title T]
+                       [--probes 200] [--handoffs 10] [--from results.jsonl ...] [--title T]
 
 Measures each store as its users will use it: acquire+release cycles through
 a leasehold client with each number of --clients on distinct keys (one per
@@ -42,7 +42,8 @@ Flags:
   --clients LIST   numbers of concurrent clients (default 1,8,64)
   --duration D     how long each client count cycles (default 10s)
   --keys MODE      distinct (one key per client) or hot (one key for all)
-  --json           print one JSON object per result instead of the table
+  --json           print one JSON object per result instead of the table;
+                   errors as one line of JSON on stderr
   --markdown       print the table in Markdown
   --chart FILE     draw latency and throughput as an SVG image in FILE
   --title T        the chart's title

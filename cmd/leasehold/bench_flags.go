@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -59,16 +58,8 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 // the command ends with the exit status it returns.
 func (a *app) parseBench(args []string) (*benchPlan, int) {
 	fs, f := newBenchFlags()
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(a.stdout, benchUsage)
-			return nil, exitOK
-		}
-		if a.jsonErrors {
-			return nil, a.failJSON("bench", usagef("%v", err))
-		}
-		fmt.Fprintf(a.stderr, "leasehold bench: %v (see leasehold bench -h)\n", err)
-		return nil, exitUsage
+	if _, code, ok := a.parse(fs, "bench", args); !ok {
+		return nil, code
 	}
 	p, err := f.plan(fs)
 	if err != nil {
@@ -87,7 +78,6 @@ func (f *benchFlags) plan(fs *flag.FlagSet) (*benchPlan, error) {
 		p.format = bench.Markdown
 	}
 	var errs []error
-	errs = append(errs, noArgs(fs))
 	var err error
 	if p.clients, err = parseCounts("--clients", f.clients, 1); err != nil {
 		errs = append(errs, err)

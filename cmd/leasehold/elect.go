@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -24,13 +23,13 @@ func (a *app) elect(args []string) int {
 	label := fs.String("label", "", "how observers see this candidate (default host:pid)")
 	once := fs.Bool("once", false, "after a loss, exit 76 rather than campaign again")
 	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
-	if code, ok := a.parse(fs, "elect", args); !ok {
+	jsonFlag(fs)
+	c, code, ok := a.parse(fs, "elect", args)
+	if !ok {
 		return code
 	}
-	f := runFlags{name: "elect", key: *key, store: *store, label: *label, ttl: *ttl, wait: leasehold.WaitForever, grace: *grace, metricsAddr: *metricsAddr}
-	graceGiven := false
-	fs.Visit(func(fl *flag.Flag) { graceGiven = graceGiven || fl.Name == "grace" })
-	if err := f.check(args, fs.Args(), graceGiven); err != nil {
+	f := runFlags{name: "elect", key: *key, store: *store, label: *label, ttl: *ttl, wait: leasehold.WaitForever, grace: *grace, metricsAddr: *metricsAddr, final: *once}
+	if err := f.check(fs, c); err != nil {
 		return a.fail("elect", err)
 	}
 	return a.withMetrics(f, func(f runFlags) int {
@@ -68,10 +67,10 @@ func (a *app) observe(args []string) int {
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "the candidates' --ttl")
 	asJSON := fs.Bool("json", false, "print JSON lines")
 	store := storeFlag(fs)
-	if code, ok := a.parse(fs, "observe", args); !ok {
+	if _, code, ok := a.parse(fs, "observe", args); !ok {
 		return code
 	}
-	if err := errors.Join(noArgs(fs), checkKey(*key), checkTTL(*ttl)); err != nil {
+	if err := errors.Join(checkKey(fs), checkTTL(*ttl)); err != nil {
 		return a.fail("observe", err)
 	}
 	err := oneShot(*store, func(ctx context.Context, st leasehold.Store) error {

@@ -48,6 +48,7 @@ func (a *app) failJSON(cmd string, err error) int {
 	if errors.As(err, &he) {
 		e.Exit, e.Error = exitHeld, heldMessage(he)
 		h := toJSON(leasehold.Holder{Key: he.Key, Label: he.Label, Token: he.Token, Remaining: he.Remaining})
+		h.Exited = exitedHolder(he.Label)
 		e.Holder = &h
 	}
 	b, _ := json.Marshal(e) // strings and numbers only: never fails
@@ -55,11 +56,24 @@ func (a *app) failJSON(cmd string, err error) int {
 	return e.Exit
 }
 
+// codedError is an error that ends a command with the exit status code.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
 // exitCode maps an error to the command's exit status.
 func exitCode(err error) int {
 	var ue *usageError
 	var in *interrupted
-	if errors.As(err, &in) {
+	var ce *codedError
+	switch {
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &in):
 		return 128 + signum(in.sig)
 	}
 	switch {
@@ -96,6 +110,9 @@ func heldMessage(he *leasehold.HeldError) string {
 	s := fmt.Sprintf("key %q is held", he.Key)
 	if he.Label != "" {
 		s += " by " + he.Label
+	}
+	if exitedHolder(he.Label) {
+		s += " (that process has exited: a one-shot acquire's lease)"
 	}
 	if he.Token != 0 {
 		s += fmt.Sprintf(" with token %d", he.Token)

@@ -31,55 +31,34 @@ func newFlags(cmd string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args into fs. It returns false, with the exit status, when
-// the command must stop: after printing the usage for -h, or an error.
-//
-// A command with a --key flag also takes the key as its first argument,
-// before the flags (leasehold run KEY -- COMMAND, as flock, consul lock and
-// etcdctl lock take it).
-func (a *app) parse(fs *flag.FlagSet, cmd string, args []string) (int, bool) {
-	var err error
-	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") && fs.Lookup("key") != nil {
-		err = parseWithKey(fs, args[0], args[1:])
-	} else {
-		err = fs.Parse(args)
+// parse parses args, the command line of cmd, into fs (see parseLine). It
+// returns false, with the exit status, when the command must stop: after
+// printing the usage for -h, or an error. With a --json flag, the flag's
+// value decides from then on how errors are printed.
+func (a *app) parse(fs *flag.FlagSet, cmd string, args []string) (cmdLine, int, bool) {
+	if a.flagSets != nil { // a test collects the flag sets
+		a.flagSets(cmd, fs)
+		return cmdLine{}, exitOK, false
 	}
-	var ue *usageError
+	c, err := parseLine(fs, cmd, args)
+	if j := fs.Lookup("json"); j != nil && err == nil {
+		a.jsonErrors = j.Value.String() == "true"
+	}
 	switch {
-	case errors.As(err, &ue):
-		return a.fail(cmd, err), false
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(a.stdout, commandUsage[cmd])
-		return exitOK, false
-	case err != nil && a.jsonErrors:
-		return a.failJSON(cmd, usagef("%v", err)), false
+		return c, exitOK, false
 	case err != nil:
-		fmt.Fprintf(a.stderr, "leasehold %s: %v (see leasehold help %s)\n", cmd, err, cmd)
-		return exitUsage, false
+		return c, a.fail(cmd, err), false
 	}
-	return 0, true
+	return c, 0, true
 }
 
-// parseWithKey parses args into fs, with key given as the first argument.
-func parseWithKey(fs *flag.FlagSet, key string, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if k := fs.Lookup("key"); k.Value.String() != "" && k.Value.String() != key {
-		return usagef("the key is given twice: %q as the first argument and %q by --key", key, k.Value.String())
-	}
-	return fs.Set("key", key)
-}
-
-// noArgs reports an error for arguments left after the flags.
-func noArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		if fs.Lookup("key") != nil {
-			return usagef("unexpected argument %q (the key goes first, before the flags, or anywhere as --key KEY)", fs.Arg(0))
-		}
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
+// jsonFlag defines --json, which every command but help takes: the
+// command's output, if it prints any, is JSON, and an error that ends it
+// is one line of JSON on stderr (errorJSON).
+func jsonFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("json", false, "print JSON, and errors as one line of JSON on stderr")
 }
 
 // durationValue is a flag.Value for a time.Duration with a clear error.
@@ -134,14 +113,6 @@ func (v waitValue) Set(s string) error {
 		return fmt.Errorf(`%q is neither a duration such as 15s, 500ms or 2m nor "forever"`, s)
 	}
 	return nil
-}
-
-// checkKey validates a key given on the command line.
-func checkKey(key string) error {
-	if key == "" {
-		return usagef("--key is required")
-	}
-	return leasehold.ValidateKey(key)
 }
 
 // checkTTL validates a TTL before any store is opened; the store's own

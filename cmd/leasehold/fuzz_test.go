@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -18,9 +20,11 @@ var fuzzCommands = []string{"run", "elect", "acquire", "renew", "release", "stat
 
 // FuzzArgs runs the CLI in process with fuzzed arguments (NUL-separated)
 // for each command, on a fresh memory store. Properties: no panic; a
-// documented exit status; a usage error (2) is one line on stderr that
-// starts with the command and, for a flag's bad value or an unknown flag,
-// names the flag; a failed acquire prints the statement that stops eval.
+// documented exit status; a usage error (2) starts with the command on
+// stderr and, for a flag's bad value or an unknown flag, names the flag as
+// it was written; a failed acquire prints the statement that stops eval.
+// And flags go anywhere: a command line that parses parses the same with
+// its first argument moved to the end (the key after the flags).
 func FuzzArgs(f *testing.F) {
 	f.Setenv("LEASEHOLD_STORE", "memory://")
 	f.Setenv("XDG_STATE_HOME", f.TempDir())
@@ -31,6 +35,8 @@ func FuzzArgs(f *testing.F) {
 		"k\x00--ttl\x001s", "--key\x00k\x00--ttl\x00-1s", "--ttl\x001s\x00k", "k\x00--wait\x00forever",
 		"k\x00--grace\x0010s", "--key=k\x00--json", "--bogus", "-h", "k\x00--owner\x00o\x00--token\x00007",
 		"--prefix\x00p\x00--json", "k\x00--key\x00other", "--json=maybe", "k\x00--ttl\x0015", "\x00",
+		"--ttl\x005s\x00k\x00--\x00true", "--json\x00k\x00--wait=1s", "k\x00--label\x00-x\x00--ttl=2s", "-json\x00--\x00-k",
+		"k\x00--ttl", "--bogus=1\x00k", "---ttl\x001s", "-\x00k", "\x00--key\x00\x00--owner=o",
 	} {
 		for i := range fuzzCommands {
 			f.Add(uint8(i), s)
@@ -39,6 +45,7 @@ func FuzzArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, joined string) {
 		cmd := fuzzCommands[int(which)%len(fuzzCommands)]
 		args := strings.Split(joined, "\x00")
+		checkMoved(t, cmd, args) // parsing only: runs nothing
 		if strings.Contains(joined, "store") || ((cmd == "run" || cmd == "elect") && slices.Contains(args, "--")) {
 			return // another store, or a command to start: not what this target runs
 		}
@@ -47,6 +54,59 @@ func FuzzArgs(f *testing.F) {
 		code := a.main(append([]string{cmd}, args...))
 		checkArgsResult(t, cmd, args, code, stdout.String(), stderr.String())
 	})
+}
+
+// checkMoved checks that when args parse for cmd, they parse the same with
+// the first argument, if it is not a flag, moved to the end, where it still
+// comes before any "--": the same flags set, to the same values, and the
+// same command after "--".
+func checkMoved(t *testing.T, cmd string, args []string) {
+	t.Helper()
+	dashes := slices.Index(args, "--")
+	if cmd == "help" || len(args) < 2 || strings.HasPrefix(args[0], "-") || dashes == 0 {
+		return
+	}
+	end := len(args)
+	if dashes > 0 {
+		end = dashes
+	}
+	moved := slices.Concat(args[1:end], args[:1], args[end:])
+	fs, fsMoved := flagSet(t, cmd), flagSet(t, cmd)
+	c, err := parseLine(fs, cmd, args)
+	if err != nil {
+		return
+	}
+	cm, err := parseLine(fsMoved, cmd, moved)
+	if err != nil {
+		t.Fatalf("leasehold %s %q parses, but %q does not: %v", cmd, args, moved, err)
+	}
+	if got, want := setFlags(fsMoved), setFlags(fs); got != want || !slices.Equal(cm.command, c.command) || cm.dashes != c.dashes {
+		t.Fatalf("leasehold %s %q gives %s %q; %q gives %s %q", cmd, args, want, c.command, moved, got, cm.command)
+	}
+}
+
+// setFlags lists the flags set in fs with their values.
+func setFlags(fs *flag.FlagSet) string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) { out = append(out, "--"+f.Name+"="+strconv.Quote(f.Value.String())) })
+	return strings.Join(out, " ")
+}
+
+// flagSet returns a new flag set of cmd, as the command defines it.
+func flagSet(t testing.TB, cmd string) *flag.FlagSet {
+	t.Helper()
+	var got *flag.FlagSet
+	a := &app{stdin: os.Stdin, stdout: io.Discard, stderr: io.Discard, flagSets: func(c string, fs *flag.FlagSet) {
+		if c != cmd {
+			t.Fatalf("leasehold %s parsed the flags of %s", cmd, c)
+		}
+		got = fs
+	}}
+	a.main([]string{cmd})
+	if got == nil {
+		t.Fatalf("leasehold %s parsed no flags", cmd)
+	}
+	return got
 }
 
 // checkArgsResult checks FuzzArgs's properties for one run.
@@ -61,9 +121,12 @@ func checkArgsResult(t *testing.T, cmd string, args []string, code int, stdout, 
 		if !strings.HasPrefix(first, "leasehold "+cmd) && !strings.HasPrefix(first, "leasehold: ") {
 			t.Fatalf("leasehold %s %q: usage error %q does not start with the command", cmd, args, stderr)
 		}
-		for _, marker := range []string{"flag provided but not defined: ", "invalid value "} {
-			if i := strings.Index(first, marker); i >= 0 && !strings.Contains(first[i:], "-") {
-				t.Fatalf("leasehold %s %q: %q names no flag", cmd, args, first)
+		for _, marker := range []string{"unknown flag ", "invalid value ", "bad flag syntax: "} {
+			if _, named, ok := strings.Cut(first, marker); ok && !slices.ContainsFunc(args, func(arg string) bool {
+				written, _, _ := strings.Cut(arg, "=")
+				return strings.HasPrefix(arg, "-") && (strings.Contains(named, showFlag(written)) || strings.Contains(named, showFlag(arg)))
+			}) {
+				t.Fatalf("leasehold %s %q: %q does not name a flag as it was written", cmd, args, first)
 			}
 		}
 	}

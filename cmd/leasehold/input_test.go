@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -36,13 +37,20 @@ func TestBadInput(t *testing.T) {
 	}{
 		{[]string{"nosuch"}, `unknown command "nosuch"`},
 		{[]string{"help", "nosuch"}, `unknown command "nosuch"`},
-		{[]string{"run", "--bogus", "x"}, "flag provided but not defined: -bogus"},
+		{[]string{"run", "--bogus", "x"}, "unknown flag --bogus"},
+		{[]string{"run", "k", "-bogus=1", "--", "true"}, "unknown flag -bogus"},
+		{[]string{"acquire", "k", "--ttl"}, "flag --ttl needs a value"},
+		{[]string{"acquire", "k", "--json=maybe"}, `invalid value "maybe" for flag --json`},
+		{[]string{"acquire", "k", "---ttl", "1s"}, `bad flag syntax: "---ttl"`},
+		{[]string{"run", "", "--", "true"}, "empty key"},
+		{[]string{"acquire", "--key=", "--ttl", "1s"}, "empty key"},
+		{[]string{"release", "", "--owner", "o", "--token", "1"}, "empty key"},
 		{[]string{"run", "--key", "k", "echo", "hi"}, "missing -- before the command"},
 		{[]string{"run", "--key", "k"}, "nothing to run"},
 		{[]string{"run", "--key", "k", "--"}, "no command after --"},
-		{[]string{"run", "--", "true"}, "--key is required"},
-		{[]string{"run", "--ttl", "1s", "k", "--", "true"}, `unexpected argument "k" (the key goes first`},
-		{[]string{"run", "--key", "", "--", "true"}, "--key is required"},
+		{[]string{"run", "--", "true"}, "the key is required"},
+		{[]string{"run", "--ttl", "1s", "k", "j", "--", "true"}, `unexpected argument "j"`},
+		{[]string{"run", "--key", "", "--", "true"}, "empty key"},
 		{[]string{"run", "--key", "a\x00b", "--", "true"}, "invalid key"},
 		{[]string{"run", "--key", "a\nb", "--", "true"}, "control byte"},
 		{[]string{"run", "--key", long, "--", "true"}, "longer than 1024"},
@@ -59,18 +67,20 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--key", "k", "--ttl", "3s", "--grace", "1s", "--", "true"}, "--grace 1s is longer than --ttl 3s allows (at most 466ms)"},
 		{[]string{"acquire", "--key", "k", "--ttl", "1ms"}, "below the sqlite store's minimum"},
 		{[]string{"run", "--key", "k", "--ttl", "1ms", "--", "true"}, "--ttl 1ms is too short for run"},
-		{[]string{"acquire"}, "--key is required"},
-		{[]string{"acquire", "--key", "k", "extra"}, `unexpected argument "extra"`},
+		{[]string{"acquire"}, "the key is required"},
+		{[]string{"acquire", "--key", "k", "extra"}, `the key is given twice: "extra" as an argument and "k" by --key`},
+		{[]string{"acquire", "k", "extra", "--ttl", "1s"}, `unexpected argument "extra"`},
 		{[]string{"acquire", "--key", "k", "--wait", "-5s"}, "negative"},
 		{[]string{"acquire", "--key", "k", "--ttl", "0s"}, "not positive"},
 		{[]string{"renew", "--key", "k", "--token", "1"}, "--owner is required"},
 		{[]string{"renew", "--key", "k", "--owner", "o"}, "--token is required"},
 		{[]string{"renew", "--key", "k", "--owner", "o", "--token", "x1"}, `token "x1" is not a positive decimal number`},
 		{[]string{"renew", "--key", "k", "--owner", "o", "--token", "1", "--ttl", "0"}, "not positive"},
-		{[]string{"release", "--owner", "o", "--token", "1"}, "--key is required"},
+		{[]string{"release", "--owner", "o", "--token", "1"}, "the key is required"},
 		{[]string{"release", "--key", "k", "--owner", "o", "--token", "0"}, "not a positive decimal number"},
 		{[]string{"status", "--key", "k", "--prefix", "p"}, "not both"},
-		{[]string{"status", "--key", ""}, "key is empty"},
+		{[]string{"status", "--key", ""}, "empty key"},
+		{[]string{"status", "k", "--prefix", "p"}, "not both"},
 		{[]string{"status", "--store", "mongodb://db.example/x"}, `unknown store URL scheme "mongodb"`},
 		{[]string{"status", "--store", "/var/lib/leases.db"}, "sqlite:///var/lib/leases.db"},
 		{[]string{"status", "--store", "sqlite://relative/x.db"}, `host "relative"`},
@@ -164,12 +174,17 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%s exited %d: %q %q", arg, code, out, stderr)
 		}
 	}
+	code, out, stderr := runApp(t, "version", "--json")
+	var v versionJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 || v.Go != runtime.Version() || v.Version == "" {
+		t.Errorf("version --json exited %d: %q %q (%v)", code, out, stderr, err)
+	}
 	if code, _, _ := runApp(t, "version", "extra"); code != exitUsage {
 		t.Errorf("version with an argument exited %d, want %d", code, exitUsage)
 	}
 	bi := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.3.0"},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-11-23T20:00:00Z"}}}
-	if got, want := versionLine(bi), "leasehold v0.3.0 0123456789ab+modified 2026-11-23T20:00:00Z go1.26.0"; got != want {
-		t.Errorf("versionLine = %q, want %q", got, want)
+	if got, want := buildVersion(bi).line(), "leasehold v0.3.0 0123456789ab+modified 2026-11-23T20:00:00Z go1.26.0"; got != want {
+		t.Errorf("buildVersion(bi).line() = %q, want %q", got, want)
 	}
 }

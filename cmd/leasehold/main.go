@@ -6,10 +6,12 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -32,6 +34,10 @@ type app struct {
 	stdout, stderr io.Writer
 	jsonErrors     bool         // --json was given: errors go to stderr as JSON
 	log            *slog.Logger // from $LEASEHOLD_LOG; nil when off
+
+	// flagSets, when a test sets it, is handed each command's flag set
+	// in place of parsing, and the command returns.
+	flagSets func(cmd string, fs *flag.FlagSet)
 }
 
 func main() {
@@ -51,7 +57,7 @@ func (a *app) main(args []string) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	a.jsonErrors = jsonCommands[cmd] && wantsJSON(rest)
+	a.jsonErrors = cmd != "help" && wantsJSON(rest)
 	switch cmd {
 	case "run":
 		return a.run(rest)
@@ -97,18 +103,21 @@ func (a *app) help(args []string) int {
 	return exitOK
 }
 
-// jsonCommands are the commands with a --json flag.
-var jsonCommands = map[string]bool{"acquire": true, "status": true, "observe": true, "bench": true}
-
 // wantsJSON reports whether args, a command's arguments, ask for --json
-// before any "--".
+// before any "--": how errors found while parsing them are printed.
 func wantsJSON(args []string) bool {
 	for _, a := range args {
-		switch a {
-		case "--":
+		flag, value, hasValue := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		switch {
+		case a == "--":
 			return false
-		case "-json", "--json", "-json=true", "--json=true":
+		case flag != "-json" && flag != "json":
+		case !hasValue:
 			return true
+		default:
+			if b, err := strconv.ParseBool(value); err == nil && b {
+				return true
+			}
 		}
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -39,7 +40,16 @@ func oneShot(storeURL string, f func(ctx context.Context, st leasehold.Store) er
 // ended it.
 type interrupted struct{ sig os.Signal }
 
-func (e *interrupted) Error() string { return "interrupted by " + e.sig.String() }
+func (e *interrupted) Error() string { return "interrupted by " + signalName(e.sig) }
+
+// signalName names s as the shell and kill(1) do: SIGINT, not "interrupt".
+func signalName(s os.Signal) string {
+	names := map[os.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP", syscall.SIGQUIT: "SIGQUIT", syscall.SIGKILL: "SIGKILL"}
+	if n, ok := names[s]; ok {
+		return n
+	}
+	return s.String()
+}
 
 // signalContext returns a context that SIGINT and SIGTERM cancel with an
 // *interrupted cause, and the function that stops listening.
@@ -78,15 +88,15 @@ func (a *app) acquire(args []string) int {
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "lease duration")
 	wait := waitFlag(fs)
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
-	asJSON := fs.Bool("json", false, "print JSON")
+	asJSON := jsonFlag(fs)
 	store := storeFlag(fs)
-	if code, ok := a.parse(fs, "acquire", args); !ok {
+	if _, code, ok := a.parse(fs, "acquire", args); !ok {
 		if code != exitOK && !a.jsonErrors {
 			a.failClosed(code)
 		}
 		return code
 	}
-	err := errors.Join(noArgs(fs), checkKey(*key), checkTTL(*ttl), checkWait(*wait))
+	err := errors.Join(checkKey(fs), checkTTL(*ttl), checkWait(*wait))
 	if err != nil {
 		return a.failAcquire(*asJSON, err)
 	}
@@ -137,11 +147,15 @@ func (a *app) failClosed(code int) {
 	fmt.Fprintf(a.stdout, "case $- in *i*) false ;; *) exit %d ;; esac\n", code)
 }
 
-// grantFlags reads --key, --owner and --token, or their LEASEHOLD_ variables.
-func grantFlags(key, owner, token string) (leasehold.Grant, error) {
-	g := leasehold.Grant{Key: orEnv(key, "LEASEHOLD_KEY"), Owner: orEnv(owner, "LEASEHOLD_OWNER")}
-	if g.Key == "" {
-		return g, usagef("--key is required (or set LEASEHOLD_KEY)")
+// grantFlags reads the key (first, or --key), --owner and --token of fs,
+// or their LEASEHOLD_ variables.
+func grantFlags(fs *flag.FlagSet, owner, token string) (leasehold.Grant, error) {
+	g := leasehold.Grant{Key: orEnv(fs.Lookup("key").Value.String(), "LEASEHOLD_KEY"), Owner: orEnv(owner, "LEASEHOLD_OWNER")}
+	switch {
+	case g.Key == "" && flagGiven(fs, "key"):
+		return g, errEmptyKey
+	case g.Key == "":
+		return g, usagef("the key is required: give it first, as --key KEY, or in LEASEHOLD_KEY")
 	}
 	if err := leasehold.ValidateKey(g.Key); err != nil {
 		return g, err
@@ -156,16 +170,17 @@ func grantFlags(key, owner, token string) (leasehold.Grant, error) {
 
 func (a *app) renew(args []string) int {
 	fs := newFlags("renew")
-	key := fs.String("key", "", "the lease's key")
+	fs.String("key", "", "the lease's key")
 	owner := fs.String("owner", "", "the owner printed by acquire")
 	token := fs.String("token", "", "the token printed by acquire")
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "the new lease duration, from now")
 	store := storeFlag(fs)
-	if code, ok := a.parse(fs, "renew", args); !ok {
+	jsonFlag(fs)
+	if _, code, ok := a.parse(fs, "renew", args); !ok {
 		return code
 	}
-	g, err := grantFlags(*key, *owner, *token)
-	if err = errors.Join(noArgs(fs), err, checkTTL(*ttl)); err != nil {
+	g, err := grantFlags(fs, *owner, *token)
+	if err = errors.Join(err, checkTTL(*ttl)); err != nil {
 		return a.fail("renew", err)
 	}
 	g.TTL = *ttl
@@ -184,15 +199,16 @@ func (a *app) renew(args []string) int {
 
 func (a *app) release(args []string) int {
 	fs := newFlags("release")
-	key := fs.String("key", "", "the lease's key")
+	fs.String("key", "", "the lease's key")
 	owner := fs.String("owner", "", "the owner printed by acquire")
 	token := fs.String("token", "", "the token printed by acquire")
 	store := storeFlag(fs)
-	if code, ok := a.parse(fs, "release", args); !ok {
+	jsonFlag(fs)
+	if _, code, ok := a.parse(fs, "release", args); !ok {
 		return code
 	}
-	g, err := grantFlags(*key, *owner, *token)
-	if err = errors.Join(noArgs(fs), err); err != nil {
+	g, err := grantFlags(fs, *owner, *token)
+	if err != nil {
 		return a.fail("release", err)
 	}
 	err = oneShot(*store, func(ctx context.Context, st leasehold.Store) error {

@@ -73,7 +73,8 @@ func TestAcquireRenewReleaseStatus(t *testing.T) {
 		t.Fatalf("status --prefix jobs/ --json exited %d: %s", code, out)
 	}
 	code, out, _ = e.lh(nil, "status")
-	if code != 0 || !strings.Contains(out, "KEY") || !strings.Contains(out, "script-1") || strings.Count(out, "\n") != 4 {
+	// The table, then a note for each holder whose acquire has exited.
+	if code != 0 || !strings.Contains(out, "KEY") || !strings.Contains(out, "script-1") || strings.Count(out, "\n") != 6 || strings.Count(out, "has exited") != 2 {
 		t.Fatalf("status exited %d, table:\n%s", code, out)
 	}
 
@@ -122,6 +123,14 @@ func TestMigrate(t *testing.T) {
 	code, _, stderr := e.lh(nil, "migrate", "--store", "redis://127.0.0.1:1")
 	if code != 0 || !strings.Contains(stderr, "nothing to do") {
 		t.Fatalf("migrate of a redis store exited %d: %s", code, stderr)
+	}
+	code, out, stderr := e.lh(nil, "migrate", "--json")
+	if m := decode[migrateJSON](t, "migrate --json", out); code != 0 || !m.Migrated {
+		t.Fatalf("migrate --json of the sqlite store exited %d with %q: %s", code, out, stderr)
+	}
+	code, out, stderr = e.lh(nil, "migrate", "--json", "--store", "redis://127.0.0.1:1")
+	if m := decode[migrateJSON](t, "migrate --json", out); code != 0 || m.Migrated || !strings.Contains(m.Note, "redis") {
+		t.Fatalf("migrate --json of a redis store exited %d with %q: %s", code, out, stderr)
 	}
 	e.store = ""
 	if code, _, stderr := e.lh(nil, "migrate"); code != exitUsage || !strings.Contains(stderr, "--store is required") {

@@ -29,6 +29,7 @@ type runFlags struct {
 	ttl, wait, grace  time.Duration
 	command           []string
 	metricsAddr       string             // --metrics-addr: serve metrics there
+	final             bool               // a loss ends the command (run, elect --once)
 	observer          leasehold.Observer // the client's observer (the metrics), if any
 }
 
@@ -40,28 +41,22 @@ func (a *app) run(args []string) int {
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
-	if code, ok := a.parse(fs, "run", args); !ok {
+	jsonFlag(fs)
+	c, code, ok := a.parse(fs, "run", args)
+	if !ok {
 		return code
 	}
-	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr}
-	graceGiven := false
-	fs.Visit(func(fl *flag.Flag) { graceGiven = graceGiven || fl.Name == "grace" })
-	if err := f.check(args, fs.Args(), graceGiven); err != nil {
+	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr, final: true}
+	if err := f.check(fs, c); err != nil {
 		return a.fail("run", err)
 	}
 	return a.withMetrics(f, a.runCommand)
 }
 
-// check validates the flags and takes the command after "--".
-func (f *runFlags) check(args, rest []string, graceGiven bool) error {
-	// The flag package stops at "--" (dropped) or at the first non-flag;
-	// only "--" is accepted, so a misspelt flag never runs as a command, and
-	// a stray key (run --ttl 1s KEY -- CMD) is named, not a missing --key.
-	dashes := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
-	if f.key == "" && !dashes && len(rest) > 0 {
-		return usagef("unexpected argument %q (the key goes first, before the flags, or anywhere as --key KEY)", rest[0])
-	}
-	if err := checkKey(f.key); err != nil {
+// check validates the flags and takes the command after "--". Only a
+// command after "--" is run, so that a misspelt flag never runs as one.
+func (f *runFlags) check(fs *flag.FlagSet, c cmdLine) error {
+	if err := checkKey(fs); err != nil {
 		return err
 	}
 	if err := checkTTL(f.ttl); err != nil {
@@ -71,19 +66,16 @@ func (f *runFlags) check(args, rest []string, graceGiven bool) error {
 		return err
 	}
 	var err error
-	if f.grace, err = checkGrace(f.grace, f.ttl, graceGiven); err != nil {
+	if f.grace, err = checkGrace(f.grace, f.ttl, flagGiven(fs, "grace")); err != nil {
 		return err
 	}
-	if !dashes {
-		if len(rest) > 0 {
-			return usagef("missing -- before the command (write leasehold run --key KEY -- %s ...)", rest[0])
-		}
+	switch {
+	case !c.dashes:
 		return usagef("missing -- COMMAND [ARGS...]: nothing to run")
-	}
-	if len(rest) == 0 {
+	case len(c.command) == 0:
 		return usagef("no command after --")
 	}
-	f.command = rest
+	f.command = c.command
 	return nil
 }
 
@@ -131,12 +123,11 @@ func (a *app) runCommand(f runFlags) int {
 		cancel()
 		h = <-got
 		h.close()
-		fmt.Fprintf(a.stderr, "leasehold %s: interrupted by %s before the lease on %q was acquired\n", f.name, s, f.key)
-		return 128 + signum(s)
+		return a.fail(f.name, fmt.Errorf("%w before the lease on %q was acquired", &interrupted{sig: s}, f.key))
 	}
 	if h.err != nil {
 		h.close()
-		return a.fail("run", h.err)
+		return a.fail(f.name, h.err)
 	}
 	if info := h.store.Info(); !info.SafeTokens {
 		fmt.Fprintf(a.stderr, "leasehold %s: warning: the %s store's tokens are not fencing tokens (%s); do not use LEASEHOLD_TOKEN to reject stale writes\n", f.name,
@@ -146,7 +137,7 @@ func (a *app) runCommand(f runFlags) int {
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
 			if code != exitLost {
-				fmt.Fprintf(a.stderr, "leasehold %s: %s; the command may have run without it\n", f.name, message(err))
+				return a.endLost(f, fmt.Errorf("%w; the command may have run without it", err), false)
 			}
 			return exitLost
 		}
@@ -193,14 +184,12 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	// A lease already lost, or too close to its deadline to stop the
 	// command in time, must not start it at all.
 	if err := l.Checkpoint(f.grace); err != nil {
-		fmt.Fprintf(a.stderr, "leasehold %s: not starting the command: %s\n", f.name, message(err))
-		return exitLost
+		return a.endLost(f, fmt.Errorf("not starting the command: %w", err), false)
 	}
 	// The watchdog comes first, so that the command never runs unguarded.
 	wd, err := startWatchdog(f.grace, a.stderr)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "leasehold %s: %v\n", f.name, err)
-		return exitFailure
+		return a.fail(f.name, err)
 	}
 	var stdout, stderr *os.File
 	stdout, _ = a.stdout.(*os.File)
@@ -208,11 +197,10 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	c, err := startGroup(cmd, foregroundTTY(a.stdin, stdout, stderr))
 	if err != nil {
 		wd.done()
-		fmt.Fprintf(a.stderr, "leasehold %s: %v\n", f.name, err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return exitNotFound
+			return a.fail(f.name, &codedError{code: exitNotFound, err: err})
 		}
-		return exitCannotExec
+		return a.fail(f.name, &codedError{code: exitCannotExec, err: err})
 	}
 	g := &guard{a: a, f: f, l: l, c: c, wd: wd, deadline: l.Deadline()}
 	wd.guard(c.pid, g.deadline)
@@ -225,164 +213,27 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	g.standDown()
 	code := c.wait()
 	if g.stopping {
-		return exitLost
+		err := l.Err()
+		if !errors.Is(err, leasehold.ErrLost) {
+			err = fmt.Errorf("%w: no renewal extended the lease on %q before --grace was left, so the command was stopped", leasehold.ErrLost, l.Key())
+		}
+		return a.endLost(f, err, true)
 	}
 	return code
 }
 
-// guard enforces the rule of run: the command's process group is dead by
-// the holder's deadline, which comes before the store can grant the key to
-// anyone else. When the time left falls to --grace and no renewal has moved
-// the deadline, it sends SIGTERM; at the deadline, SIGKILL. The watchdog
-// does the same from outside, for when leasehold itself cannot.
-type guard struct {
-	a  *app
-	f  runFlags
-	l  *leasehold.Lease
-	c  *child
-	wd *watchdog
-
-	deadline time.Time // the holder's deadline, as the watchdog knows it
-	stopping bool      // SIGTERM has gone out; it is final
-	killAt   time.Time // when stopping: when SIGKILL goes out
-	killed   bool
-	lostSaid bool // the loss of the lease has been reported
-}
-
-// pollPeriod is how often the guard looks for a renewal that moved the
-// deadline, to pass it on to the watchdog well before it acts.
-func pollPeriod(ttl time.Duration) time.Duration {
-	return min(max(ttl/50, 10*time.Millisecond), 200*time.Millisecond)
-}
-
-// loop supervises until the command exits.
-func (g *guard) loop(sigs <-chan os.Signal) {
-	lost := g.l.Done()
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-g.c.exited:
-			return
-		case s := <-sigs:
-			g.c.signal(s.(syscall.Signal))
-		case <-g.c.stopped:
-			g.c.suspend()
-		case <-lost:
-			lost = nil
-			g.lostSaid = true
-			if g.stopping {
-				fmt.Fprintf(g.a.stderr, "leasehold %s: %s\n", g.f.name, message(g.l.Err()))
-				break
-			}
-			// Refused, or the deadline passed: SIGKILL by the deadline
-			// at the latest, even if that cuts the grace short.
-			g.stop(fmt.Sprintf("%s; stopping the command", message(g.l.Err())), min(time.Until(g.deadline), g.f.grace))
-		case e, ok := <-g.wd.events:
-			switch {
-			case !ok:
-				g.wd.events = nil
-			case e == "term" || e == "kill":
-				g.watchdogStopped(e == "kill")
-			}
-		case <-t.C:
-		}
-		g.tick()
-		t.Reset(g.next())
+// endLost reports a loss of the lease that ends run, or one campaign of
+// elect, and returns exitLost. said: the loss was reported, in text, as it
+// happened. With --json, a loss that ends the command (run, elect --once)
+// is its JSON error.
+func (a *app) endLost(f runFlags, err error, said bool) int {
+	switch {
+	case a.jsonErrors && f.final:
+		a.failJSON(f.name, &codedError{code: exitLost, err: err})
+	case !said:
+		fmt.Fprintf(a.stderr, "leasehold %s: %s\n", f.name, message(err))
 	}
-}
-
-// drain takes in the watchdog's reports that are waiting, so that leasehold,
-// continued after a stop, knows what the watchdog did meanwhile.
-func (g *guard) drain() {
-	for g.wd.events != nil {
-		select {
-		case e, ok := <-g.wd.events:
-			if !ok {
-				g.wd.events = nil
-				return
-			}
-			if e == "term" || e == "kill" {
-				g.watchdogStopped(e == "kill")
-			}
-		default:
-			return
-		}
-	}
-}
-
-// settle runs once the command has exited: it takes in the watchdog's last
-// reports and says that the lease was lost, if it was and that was not said.
-func (g *guard) settle() {
-	g.drain()
-	if !time.Now().Before(g.l.Deadline()) {
-		// The deadline has passed (leasehold was stopped past it, say), so
-		// the client is ending the lease; its scheduler may not have run
-		// yet after a SIGCONT. Take in the loss it is about to report.
-		select {
-		case <-g.l.Done():
-		case <-time.After(time.Second):
-		}
-	}
-	if err := g.l.Err(); errors.Is(err, leasehold.ErrLost) && !g.lostSaid {
-		g.lostSaid = true
-		fmt.Fprintf(g.a.stderr, "leasehold %s: %s\n", g.f.name, message(err))
-	}
-}
-
-// watchdogStopped takes in that the watchdog began termination (SIGTERM),
-// or killed the group, because leasehold had not extended the deadline.
-func (g *guard) watchdogStopped(killed bool) {
-	if !g.stopping {
-		g.stopping = true
-		g.killAt = g.deadline
-		fmt.Fprintf(g.a.stderr, "leasehold %s: the watchdog began stopping the command: leasehold did not extend the lease in time (it was stopped or starved)\n", g.f.name)
-	}
-	g.killed = g.killed || killed
-}
-
-// tick passes a renewal on to the watchdog and acts on the clock.
-func (g *guard) tick() {
-	g.drain()
-	if !g.stopping {
-		if d := g.l.Deadline(); d.After(g.deadline) && g.l.Err() == nil {
-			g.deadline = d
-			g.wd.extend(d)
-		}
-		if left := time.Until(g.deadline); left <= g.f.grace {
-			g.awaitWatchdog(left) // past the deadline, it has acted: hear it first
-			g.stop(fmt.Sprintf("the lease on %q has %s left and no renewal has extended it; stopping the command", g.l.Key(), roundDuration(max(left, 0))), left)
-		}
-	}
-	if g.stopping && !g.killed && !time.Now().Before(g.killAt) {
-		g.killed = true
-		// Signal first: a stalled stderr must not delay the kill.
-		g.c.signal(syscall.SIGKILL)
-		fmt.Fprintf(g.a.stderr, "leasehold %s: the command outlived the grace period; sent SIGKILL to its process group\n", g.f.name)
-	}
-}
-
-// stop begins termination: SIGTERM now, SIGKILL after grace.
-func (g *guard) stop(why string, grace time.Duration) {
-	if g.stopping {
-		return
-	}
-	g.stopping = true
-	grace = max(grace, 0)
-	g.killAt = time.Now().Add(grace)
-	g.c.signal(syscall.SIGTERM) // before the message, which may block
-	fmt.Fprintf(g.a.stderr, "leasehold %s: %s (SIGTERM, then SIGKILL after %s)\n", g.f.name, why, roundDuration(grace))
-}
-
-// next is how long until the guard must look again.
-func (g *guard) next() time.Duration {
-	if g.stopping {
-		if g.killed {
-			return time.Hour
-		}
-		return max(time.Until(g.killAt), 0)
-	}
-	return max(min(time.Until(g.deadline.Add(-g.f.grace)), pollPeriod(g.f.ttl)), 0)
+	return exitLost
 }
 
 // signum is s's number, for the 128+N exit statuses.

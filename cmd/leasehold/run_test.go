@@ -252,8 +252,8 @@ func TestRunInterruptWhileWaiting(t *testing.T) {
 	p := e.start(nil, "run", "--key", "job", "--wait", "1m", "--", "true")
 	time.Sleep(300 * time.Millisecond) // let it start waiting; the test holds either way
 	syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
-	if code := p.wait(t, 20*time.Second); code != 128+15 {
-		t.Fatalf("run exited %d after SIGTERM while waiting, want %d; stderr:\n%s", code, 128+15, p.stderr.String())
+	if code := p.wait(t, 20*time.Second); code != 128+15 || !strings.Contains(p.stderr.String(), "interrupted by SIGTERM before the lease") {
+		t.Fatalf("run exited %d after SIGTERM while waiting, want %d and the signal named; stderr:\n%s", code, 128+15, p.stderr.String())
 	}
 }
 

@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -24,11 +25,43 @@ type holderJSON struct {
 	// MaxRemainingMS bounds the time left when the store cannot tell it
 	// (remaining is then "up to ...").
 	MaxRemainingMS int64 `json:"max_remaining_ms,omitempty"`
+	// Exited: the label names a process on this host (host:pid) that has
+	// exited, such as a leasehold acquire: the lease lasts until it is
+	// released or expires.
+	Exited bool `json:"exited,omitempty"`
 }
 
 func toJSON(h leasehold.Holder) holderJSON {
 	return holderJSON{Key: h.Key, Held: true, Label: h.Label, Token: h.Token,
 		Remaining: remainingText(h), RemainingMS: h.Remaining.Milliseconds(), MaxRemainingMS: h.MaxRemaining.Milliseconds()}
+}
+
+// exitedHolder reports whether label, as leasehold.DefaultLabel makes it
+// (host:pid), names a process on this host that has exited.
+func exitedHolder(label string) bool {
+	i := strings.LastIndexByte(label, ':')
+	if i < 0 {
+		return false
+	}
+	pid, err := strconv.Atoi(label[i+1:])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	host, err := os.Hostname()
+	return err == nil && label[:i] == host && processGone(pid)
+}
+
+// exitedNote says, for a holder whose process has exited, how long its
+// lease lasts.
+func exitedNote(h leasehold.Holder, now time.Time) string {
+	until := "until it expires"
+	switch {
+	case h.Remaining > 0:
+		until += " at " + now.Add(h.Remaining).UTC().Format(time.RFC3339)
+	case h.MaxRemaining > 0:
+		until += ", in up to " + roundDuration(h.MaxRemaining).String()
+	}
+	return fmt.Sprintf("%s: held by %s (that process has exited; the lease lasts %s or is released with leasehold release)", h.Key, h.Label, until)
 }
 
 // remainingText is a holder's time left as status shows it: the time left,
@@ -45,24 +78,18 @@ func (a *app) status(args []string) int {
 	fs := newFlags("status")
 	key := fs.String("key", "", "one key")
 	prefix := fs.String("prefix", "", "every held key starting with this")
-	asJSON := fs.Bool("json", false, "print JSON")
+	asJSON := jsonFlag(fs)
 	store := storeFlag(fs)
-	if code, ok := a.parse(fs, "status", args); !ok {
+	if _, code, ok := a.parse(fs, "status", args); !ok {
 		return code
 	}
-	keyGiven := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "key" {
-			keyGiven = true
-		}
-	})
-	err := noArgs(fs)
+	keyGiven := flagGiven(fs, "key")
+	var err error
 	switch {
-	case err != nil:
 	case keyGiven && *prefix != "":
-		err = usagef("give --key or --prefix, not both")
+		err = usagef("give a key or --prefix, not both")
 	case keyGiven:
-		err = leasehold.ValidateKey(*key)
+		err = checkKey(fs)
 	}
 	if err != nil {
 		return a.fail("status", err)
@@ -118,13 +145,17 @@ func (a *app) printStatus(r statusResult, key string, keyGiven, asJSON bool) int
 	switch {
 	case asJSON && r.free:
 		return a.printJSON(holderJSON{Key: key})
+	}
+	out := make([]holderJSON, 0, len(r.holders))
+	for _, h := range r.holders {
+		j := toJSON(h)
+		j.Exited = exitedHolder(h.Label)
+		out = append(out, j)
+	}
+	switch {
 	case asJSON && keyGiven:
-		return a.printJSON(toJSON(r.holders[0]))
+		return a.printJSON(out[0])
 	case asJSON:
-		out := make([]holderJSON, 0, len(r.holders))
-		for _, h := range r.holders {
-			out = append(out, toJSON(h))
-		}
 		return a.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -132,9 +163,18 @@ func (a *app) printStatus(r statusResult, key string, keyGiven, asJSON bool) int
 	if r.free {
 		fmt.Fprintf(tw, "%s\t-\t(free)\t-\n", key)
 	}
-	for _, h := range r.holders {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Key, strconv.FormatUint(h.Token, 10), h.Label, remainingText(h))
+	var notes []string
+	for i, h := range r.holders {
+		label := h.Label
+		if out[i].Exited {
+			label += " (exited)"
+			notes = append(notes, exitedNote(h, time.Now()))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Key, strconv.FormatUint(h.Token, 10), label, remainingText(h))
 	}
 	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(a.stdout, n)
+	}
 	return exitOK
 }

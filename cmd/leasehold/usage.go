@@ -1,6 +1,11 @@
 package main
 
-import "github.com/leasehold-go/leasehold/storeurl"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/leasehold-go/leasehold/storeurl"
+)
 
 // All of the command's help text lives here. A new subcommand adds its name
 // to commands, its summary line to usageText, its own text to commandUsage,
@@ -12,20 +17,16 @@ var commands = []string{"run", "acquire", "renew", "release", "status", "elect",
 var usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
 Usage:
-  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
-  leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--json] [--store URL]
-  leasehold renew   --key KEY --owner OWNER --token N [--ttl 15s] [--store URL]
-  leasehold release --key KEY --owner OWNER --token N [--store URL]
-  leasehold status  [KEY | --prefix P] [--json] [--store URL]
-  leasehold elect   KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
-  leasehold observe KEY [--json] [--store URL]
-  leasehold migrate --store postgres://...
-  leasehold bench   --store URL [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--chart out.svg]
-  leasehold version
-  leasehold help [COMMAND]
+` + synopsis + `
+Run "leasehold help COMMAND" for the details of one command. Flags go
+before or after the key (KEY, or --key KEY anywhere among the flags), and
+before "--". renew and release read KEY, OWNER and N from $LEASEHOLD_KEY,
+$LEASEHOLD_OWNER and $LEASEHOLD_TOKEN when they are not given.
 
-Run "leasehold help COMMAND" for the details of one command. The key comes
-first, as above, or anywhere among the flags as --key KEY.
+--json, on every command but help: the output, if the command prints any, is JSON,
+and an error that ends the command is one line of JSON on stderr,
+  {"command":"acquire","error":"key \"k\" is held by ...","exit":75,"holder":{...}}
+(run and elect: leasehold's own errors; the command's output is its own).
 
 The store is named by --store URL, else by $LEASEHOLD_STORE, else it is the
 embedded store in $XDG_STATE_HOME/leasehold/leases.db (default
@@ -37,6 +38,23 @@ lease's events (grants and releases at debug, failed renewals at warn, a
 loss at error) and the store drivers' own lines (go-redis, the etcd
 client). Unset or off, only errors that end a command are printed.
 ` + schemesText + exitText
+
+// synopsis is the usage of every command, one line each (bench's runs on).
+// The README's CLI block holds the same commands and flags (TestREADMEUsage).
+const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+  leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--label L] [--store URL] [--json]
+  leasehold renew   [KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--json]
+  leasehold release [KEY] [--owner OWNER] [--token N] [--store URL] [--json]
+  leasehold status  [KEY | --prefix P] [--store URL] [--json]
+  leasehold elect   KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+  leasehold observe KEY [--poll D] [--ttl 15s] [--store URL] [--json]
+  leasehold migrate [--store URL] [--json]
+  leasehold bench   [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--markdown]
+                    [--chart out.svg] [--title T] [--scale 1,1000,...] [--probes 200] [--herd 1,8,64] [--mem-pid PID,...]
+                    [--handoffs 10] [--from results.jsonl ...]
+  leasehold version [--json]
+  leasehold help    [COMMAND]
+`
 
 var schemesText = "\nStore URLs:\n" + storeurl.UsageText() + "Each store's package documents the rest of its URL.\n"
 
@@ -56,19 +74,29 @@ Exit status:
         SIGINT, 143 for SIGTERM)
 `
 
-// metricsUsage documents --metrics-addr, for run and elect.
+// metricsUsage documents --metrics-addr and --json, for run and elect.
 const metricsUsage = `  --metrics-addr HOST:PORT
-                 serve the lease's metrics (docs/metrics.md) in Prometheus's
-                 format at http://HOST:PORT/metrics while the command runs
-                 (elect: across campaigns), each series labelled with
-                 leasehold_key; port 0 picks a free port, named on stderr.
-                 An address that cannot be had exits 2 at once.
+                 serve the lease's metrics in Prometheus's text format at
+                 http://HOST:PORT/metrics while the command runs (elect:
+                 across campaigns): acquires by outcome and under contention,
+                 time waiting for the key, leases held, hold times, renewal
+                 failures, losses by reason, store call latency and fence
+                 rejections, every name starting with leasehold_ and every
+                 series labelled with leasehold_key. Port 0 picks a free
+                 port, named on stderr. An address that cannot be had exits
+                 2 at once.
+  --json         leasehold's own errors as one line of JSON on stderr (see
+                 leasehold help); the command's output is untouched
+`
+
+// jsonUsage documents --json for the commands that print nothing else.
+const jsonUsage = `  --json         errors as one line of JSON on stderr (see leasehold help)
 `
 
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
+	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
 
 Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
 token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
@@ -152,10 +180,10 @@ Flags:
   --wait D       how long to wait for the key (default 0: try once;
                  "forever": until interrupted)
   --label L      how other holders see this one (default host:pid)
-  --json         print JSON
+  --json         print JSON; errors as one line of JSON on stderr
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"renew": `Usage: leasehold renew [KEY|--key KEY] --owner OWNER --token N [--ttl 15s] [--store URL]
+	"renew": `Usage: leasehold renew [KEY|--key KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--json]
 
 Extends the lease to TTL from now if OWNER still holds KEY with token N.
 Prints nothing on success; exits 76 if the lease is no longer the caller's
@@ -167,8 +195,8 @@ Flags:
   --token N      the token printed by acquire (default $LEASEHOLD_TOKEN)
   --ttl D        the new lease duration, from now (default 15s)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
-`,
-	"release": `Usage: leasehold release [KEY|--key KEY] --owner OWNER --token N [--store URL]
+` + jsonUsage,
+	"release": `Usage: leasehold release [KEY|--key KEY] [--owner OWNER] [--token N] [--store URL] [--json]
 
 Ends the lease if OWNER still holds KEY with token N. Prints nothing on
 success; exits 76 if the lease was no longer the caller's (it had expired and
@@ -180,7 +208,7 @@ Flags:
   --owner OWNER  the owner printed by acquire (default $LEASEHOLD_OWNER)
   --token N      the token printed by acquire (default $LEASEHOLD_TOKEN)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
-`,
+` + jsonUsage,
 	"status": `Usage: leasehold status [KEY|--key KEY | --prefix P] [--json] [--store URL]
 
 Shows who holds KEY, or every held key that starts with P (all held keys
@@ -192,13 +220,18 @@ store's clock, as a table or as JSON:
 --key prints one object ("held":false for a free key); --prefix prints an
 array. Listing needs a store that can list keys (sqlite, memory, ...).
 
+A holder labelled host:pid (the default label) whose process on this host
+has exited, as leasehold acquire does once it has the lease, is marked
+"(exited)" ("exited":true), with when its lease expires: it lasts until
+then, or until leasehold release.
+
 Flags:
   --key KEY      one key
   --prefix P     every held key starting with P
-  --json         print JSON
+  --json         print JSON; errors as one line of JSON on stderr
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"elect": `Usage: leasehold elect KEY|--key KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] -- COMMAND [ARGS...]
+	"elect": `Usage: leasehold elect KEY|--key KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
 
 Campaigns in the election on KEY, waiting as long as it takes, and runs
 COMMAND while this process leads, under the rules of "leasehold run" (see
@@ -235,30 +268,52 @@ stderr and retried; a store that goes away ends observe with exit 1.
 
 Flags:
   --key KEY      the election's key (or give it first)
-  --json         print JSON lines
+  --json         print JSON lines; errors as one line of JSON on stderr
   --poll D       the longest between two reads without a native watch (default a third of --ttl)
   --ttl D        the candidates' --ttl (default 15s)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
 `,
-	"migrate": `Usage: leasehold migrate --store postgres://...
-
-Creates the tables the PostgreSQL store needs (run it once, with a role that
-may run DDL, before the first lease). It is safe to run again. For the
-embedded store it creates the file and its schema; other stores keep no
-schema, and migrate says so and exits 0.
-
-Flags:
-  --store URL    the store (default $LEASEHOLD_STORE; required)
-`,
-	"bench": benchUsage, // in bench.go, next to the command
-	"version": `Usage: leasehold version (or leasehold --version)
+	"migrate": migrateUsage(storeurl.Stores()),
+	"bench":   benchUsage, // in bench.go, next to the command
+	"version": `Usage: leasehold version [--json] (or leasehold --version)
 
 Prints the version the binary was built from: the module version stamped by
 go install ...@vX ("(devel)" in a checkout), the version-control revision
 and time the build recorded, and the Go version.
+
+  {"version":"v0.1.0","revision":"0123456789ab","time":"...","go":"go1.26.0"}
+
+Flags:
+  --json         print JSON; errors as one line of JSON on stderr
 `,
 	"help": `Usage: leasehold help [COMMAND]
 
 Prints the usage of leasehold, or of one command.
 `,
+}
+
+// migrateUsage is the text of "leasehold help migrate": the stores it
+// names are those of the store table that have a migration.
+func migrateUsage(stores []storeurl.Kind) string {
+	var b strings.Builder
+	b.WriteString(`Usage: leasehold migrate [--store URL] [--json]
+
+Creates what the store needs before its first lease, and upgrades it; it is
+safe to run again. Run it once, with credentials that may create it. The
+stores that need it:
+`)
+	for _, k := range stores {
+		if k.Migrate != nil {
+			fmt.Fprintf(&b, "  %-20s %s://\n", k.Title, strings.Join(k.Schemes, ":// or "))
+		}
+	}
+	b.WriteString(`Other stores keep nothing to create: migrate says so and exits 0 (with
+--json it prints {"migrated":false,"note":"..."}; after a migration,
+{"migrated":true}).
+
+Flags:
+  --store URL    the store (default $LEASEHOLD_STORE; required)
+  --json         print JSON; errors as one line of JSON on stderr
+`)
+	return b.String()
 }

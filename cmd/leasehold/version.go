@@ -12,39 +12,62 @@ import (
 // Go version.
 func (a *app) version(args []string) int {
 	fs := newFlags("version")
-	if code, ok := a.parse(fs, "version", args); !ok {
+	asJSON := jsonFlag(fs)
+	if _, code, ok := a.parse(fs, "version", args); !ok {
 		return code
-	}
-	if err := noArgs(fs); err != nil {
-		return a.fail("version", err)
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		fmt.Fprintln(a.stdout, "leasehold (no build information)")
-		return exitOK
+		bi = &debug.BuildInfo{Main: debug.Module{Version: "(no build information)"}}
 	}
-	fmt.Fprintln(a.stdout, versionLine(bi))
+	v := buildVersion(bi)
+	if *asJSON {
+		return a.printJSON(v)
+	}
+	fmt.Fprintln(a.stdout, v.line())
 	return exitOK
 }
 
-// versionLine is the one line leasehold version prints.
-func versionLine(bi *debug.BuildInfo) string {
-	parts := []string{"leasehold", bi.Main.Version}
-	settings := map[string]string{}
+// versionJSON is what leasehold version prints, as version --json prints it.
+type versionJSON struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"` // 12 hex digits
+	Modified bool   `json:"modified,omitempty"` // built from a tree with changes
+	Time     string `json:"time,omitempty"`     // the revision's time
+	Go       string `json:"go"`
+}
+
+// buildVersion reads bi's version, revision, time and Go version.
+func buildVersion(bi *debug.BuildInfo) versionJSON {
+	v := versionJSON{Version: bi.Main.Version, Go: bi.GoVersion}
 	for _, s := range bi.Settings {
-		settings[s.Key] = s.Value
-	}
-	if rev := settings["vcs.revision"]; rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value[:min(len(s.Value), 12)]
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		case "vcs.time":
+			v.Time = s.Value
 		}
-		if settings["vcs.modified"] == "true" {
+	}
+	return v
+}
+
+// line is the one line leasehold version prints.
+func (v versionJSON) line() string {
+	parts := []string{"leasehold", v.Version}
+	if v.Revision != "" {
+		rev := v.Revision
+		if v.Modified {
 			rev += "+modified"
 		}
 		parts = append(parts, rev)
 	}
-	if t := settings["vcs.time"]; t != "" {
-		parts = append(parts, t)
+	if v.Time != "" {
+		parts = append(parts, v.Time)
 	}
-	return strings.Join(append(parts, bi.GoVersion), " ")
+	if v.Go != "" {
+		parts = append(parts, v.Go)
+	}
+	return strings.Join(parts, " ")
 }

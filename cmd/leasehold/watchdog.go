@@ -294,12 +294,7 @@ func (g *guard) hearWatchdog(wait time.Duration) {
 	for !g.stopping && g.wd.events != nil {
 		select {
 		case e, ok := <-g.wd.events:
-			switch {
-			case !ok:
-				g.wd.events = nil
-			case e == "term" || e == "kill":
-				g.watchdogStopped(e == "kill")
-			}
+			g.hear(e, ok)
 		case <-t.C:
 			return
 		}
