@@ -20,7 +20,7 @@ type cmdLine struct {
 // takesCommand are the commands whose arguments after "--" are a command
 // to run; for the others they are plain arguments (a key that starts with
 // "-" can be given as leasehold status -- -odd).
-var takesCommand = map[string]bool{"run": true, "elect": true}
+func takesCommand(cmd string) bool { return cmd == "run" || cmd == "elect" }
 
 // parseLine parses the command line of cmd into fs, as etcdctl and most
 // Unix commands take it: flags anywhere before "--", in the forms --flag,
@@ -34,7 +34,7 @@ func parseLine(fs *flag.FlagSet, cmd string, args []string) (cmdLine, error) {
 		arg := args[i]
 		if arg == "--" {
 			c.dashes = true
-			if takesCommand[cmd] {
+			if takesCommand(cmd) {
 				c.command = args[i+1:]
 			} else {
 				rest = append(rest, args[i+1:]...)
@@ -103,14 +103,14 @@ func takeKey(fs *flag.FlagSet, cmd string, c cmdLine, rest []string) error {
 			rest = rest[1:]
 		case rest[0] == k.Value.String():
 			rest = rest[1:]
-		case !takesCommand[cmd] || c.dashes:
+		case !takesCommand(cmd) || c.dashes:
 			return usagef("the key is given twice: %q as an argument and %q by --key", rest[0], k.Value.String())
 		}
 	}
 	switch {
 	case len(rest) == 0:
 		return nil
-	case takesCommand[cmd] && !c.dashes:
+	case takesCommand(cmd) && !c.dashes:
 		return usagef("missing -- before the command (write leasehold %s KEY -- %s ...)", cmd, rest[0])
 	case fs.Lookup("key") != nil:
 		return usagef("unexpected argument %q (one key, before or after the flags)", rest[0])

@@ -17,6 +17,14 @@ var errCut = errors.New("faults: holder cut off from the store (in-holder partit
 // times, and can cut the holder off from the store (every call blocks until
 // the cut heals, then fails as if its connection had been reset). The cut
 // is the partition fault for stores without a network (the embedded store).
+//
+// Only the Store methods, the Waiter's AcquireWait and the BatchRenewer's
+// RenewMany are recorded and cut: they are the calls that grant, renew and
+// release. The other optional capabilities (Subscribe, Watch, List,
+// LostReason) go straight to the inner store, unrecorded and uncut: they
+// only wake, list or explain and never change who holds a key, so a cut
+// that let them through cannot make two holders. A store without a network
+// that gains a Watcher and wants it cut too adds the method here.
 type recStore struct {
 	inner leasehold.Store
 	rec   history.Recorder
