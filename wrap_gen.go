@@ -76,7 +76,8 @@ func (p *storeParts) fill(m capSet, outer, inner Store) {
 }
 
 // wrappers builds, at index m, a store with p's Store methods and exactly
-// the optional capabilities in m.
+// the optional capabilities in m. It is a constant table (Go has no
+// constant arrays of funcs): nothing writes it.
 var wrappers = [1 << 6]func(p storeParts) Store{
 	0: func(p storeParts) Store {
 		return struct {

@@ -103,7 +103,7 @@ func generate(caps []string) ([]byte, error) {
 		p("\tif m&cap%s != 0 {\n\t\tp.%s = pick[%s](outer, inner)\n\t}\n", c, c, c)
 	}
 	p("}\n\n")
-	p("// wrappers builds, at index m, a store with p's Store methods and exactly\n// the optional capabilities in m.\n")
+	p("// wrappers builds, at index m, a store with p's Store methods and exactly\n// the optional capabilities in m. It is a constant table (Go has no\n// constant arrays of funcs): nothing writes it.\n")
 	p("var wrappers = [1 << %d]func(p storeParts) Store{\n", len(caps))
 	for m := 0; m < 1<<len(caps); m++ {
 		names, fields, vals := []string{}, []string{"Store"}, []string{"p.Store"}
