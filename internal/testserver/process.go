@@ -141,6 +141,9 @@ func (p *Process) SetArgs(args []string) {
 	p.spec.Args = args
 }
 
+// probeTimeout bounds one call of a Spec's Probe.
+const probeTimeout = 5 * time.Second
+
 // WaitReady calls the probe until it passes, the process exits, or the
 // start deadline (or ctx) ends; then the process is killed and the error
 // (ErrExited or ErrNotReady) holds the tail of its logs.
@@ -154,7 +157,12 @@ func (p *Process) WaitReady(ctx context.Context) error {
 	for {
 		var err error
 		if p.spec.Probe != nil {
-			err = p.spec.Probe(ctx)
+			// Each probe has a few seconds: one that hangs (a ZooKeeper
+			// that took the connection while starting and never answered
+			// it) must not use up the whole start.
+			pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
+			err = p.spec.Probe(pctx)
+			pcancel()
 		}
 		if !p.Running() {
 			p.Kill()
