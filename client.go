@@ -101,14 +101,20 @@ func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (
 	}
 	attempts, entered := 0, false
 	req, g, sent, err := c.grant(ctx, key, opts, &attempts, &entered)
+	a := acquired{token: g.Token, called: called, sent: sent, attempts: attempts}
 	var l *Lease
+	reported := false
 	if err == nil {
-		l, err = c.start(ctx, g, sent, req.TTL)
+		// start reports a grant it keeps itself, before anything can end
+		// the lease (see EventAcquire).
+		l, reported, err = c.start(ctx, g, a, req.TTL)
 	}
 	if entered {
-		c.acquiring.Done() // before the observer, which may call Close
+		c.acquiring.Done()
 	}
-	c.observeAcquire(ctx, key, acquired{token: g.Token, called: called, sent: sent, attempts: attempts}, err)
+	if !reported {
+		c.observeAcquire(ctx, key, a, err)
+	}
 	return l, err
 }
 

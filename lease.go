@@ -41,33 +41,63 @@ type Lease struct {
 	releaseErr  error
 }
 
-// start turns a grant sent at sent into a held lease.
-func (c *Client) start(ctx context.Context, g Grant, sent time.Time, ttl time.Duration) (*Lease, error) {
+// start turns a grant, sent at a.sent, into a held lease. It reports the
+// grant (EventAcquire, set *reported) before it schedules the lease, while
+// nothing can end it yet: not Close (which finds only scheduled leases),
+// the scheduler's deadline or renewal, nor a store's loss watch. So the
+// lease's EventLost or EventRelease always follows its EventAcquire. When
+// it refuses the grant (late, or the client closed before the report) it
+// releases it, reports nothing and returns the error for the caller to
+// report; when the client closed during the report it releases the grant,
+// reports that as the lease's EventRelease and returns ErrClosed.
+func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl time.Duration) (l *Lease, reported bool, err error) {
 	hold := ttl
 	if g.TTL > 0 && g.TTL < hold {
 		hold = g.TTL // a store may grant less than asked (Redlock's validity time)
 	}
-	deadline := sent.Add(c.opts.HoldFor(hold))
+	deadline := a.sent.Add(c.opts.HoldFor(hold))
 	lctx, cancel := context.WithCancelCause(fence.WithToken(detach(ctx), g.Token))
-	l := &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, sent: sent, deadline: deadline}
+	l = &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, sent: a.sent, deadline: deadline}
 	if !c.opts.Clock.Now().Before(deadline) {
 		// A late "you have the lock": the reply came after the holder's
 		// deadline, so the grant may already belong to someone else.
 		err := &LostError{Key: g.Key, Token: g.Token, Reason: fmt.Errorf("%w: the grant arrived after the holder's deadline", ErrExpired)}
 		cancel(err)
 		l.storeRelease(ctx)
-		return nil, err
+		return nil, false, err
+	}
+	if c.opts.Observer != nil {
+		if c.isClosed() {
+			cancel(ErrClosed)
+			l.storeRelease(ctx)
+			return nil, false, ErrClosed
+		}
+		// Without the lock: an observer that calls Close (which the
+		// Observer rules forbid) delays it by ReleaseTimeout, no more.
+		c.observeAcquire(ctx, g.Key, a, nil)
+		reported = true
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		cancel(ErrClosed)
-		l.storeRelease(ctx)
-		return nil, ErrClosed
+		if reported {
+			l.releaseObserved(ctx) // the grant's end, after its report
+		} else {
+			l.storeRelease(ctx)
+		}
+		return nil, reported, ErrClosed
 	}
 	c.schedule(l)
 	c.mu.Unlock()
-	return l, nil
+	return l, reported, nil
+}
+
+// isClosed reports whether Close has begun.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // Key returns the lease's key.
@@ -151,23 +181,30 @@ func (l *Lease) Release(ctx context.Context) error {
 			return
 		}
 		l.cancel(ErrReleased)
-		o := l.c.opts.Observer
-		var start time.Time
-		if o != nil {
-			start = l.c.opts.Clock.Now()
-		}
-		err := l.storeRelease(ctx)
-		if errors.Is(err, ErrNotHeld) {
-			err = &LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: err}
-		}
-		l.releaseErr = err
-		if o != nil {
-			now := l.c.opts.Clock.Now()
-			o.Observe(Event{Context: ctx, Kind: EventRelease, Key: l.grant.Key, Token: l.grant.Token, Err: err,
-				Held: now.Sub(l.sent), Latency: now.Sub(start)})
-		}
+		l.releaseErr = l.releaseObserved(ctx)
 	})
 	return l.releaseErr
+}
+
+// releaseObserved deletes the grant from the store, reports that to the
+// observer as an EventRelease, and returns the store's answer (a
+// *LostError when the store no longer held the grant).
+func (l *Lease) releaseObserved(ctx context.Context) error {
+	o := l.c.opts.Observer
+	var start time.Time
+	if o != nil {
+		start = l.c.opts.Clock.Now()
+	}
+	err := l.storeRelease(ctx)
+	if errors.Is(err, ErrNotHeld) {
+		err = &LostError{Key: l.grant.Key, Token: l.grant.Token, Reason: err}
+	}
+	if o != nil {
+		now := l.c.opts.Clock.Now()
+		o.Observe(Event{Context: ctx, Kind: EventRelease, Key: l.grant.Key, Token: l.grant.Token, Err: err,
+			Held: now.Sub(l.sent), Latency: now.Sub(start)})
+	}
+	return err
 }
 
 // storeRelease calls the store's Release once per lease, so that a store's

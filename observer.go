@@ -13,6 +13,13 @@ import (
 // client's lock held: it must return quickly, must not block, and must not
 // call the client; count, or hand the event off. Event.Context carries the
 // caller's context (its trace span, its values). Observers combines several.
+//
+// Order: a lease's EventAcquire is reported before anything can end the
+// lease, so its EventRenew, EventLost and EventRelease always come after
+// it (an observer may pair them by key and token). Nothing else is
+// ordered: the events of different leases, and of different clients
+// sharing an observer, arrive from different goroutines in any order, and
+// may arrive concurrently.
 type Observer interface {
 	Observe(Event)
 }
@@ -36,7 +43,11 @@ const (
 	// attempt was sent (the lease's age, as EventLost and EventRelease
 	// measure it). Context is the caller's. Claimed is set when the call was Claim: the grant
 	// has no Lease, so no EventLost or EventRelease follows it. Every other
-	// grant (a Lease) ends with exactly one EventLost or EventRelease.
+	// grant (a Lease) ends with exactly one EventLost or EventRelease,
+	// reported after its EventAcquire: the grant is reported before the
+	// lease is visible to Close, renewal or the deadline. An Acquire that
+	// Close overtakes while it reports the grant returns ErrClosed; its
+	// grant, already reported, then ends with an EventRelease.
 	EventAcquire EventKind = iota + 1
 	// EventRenew: a renewal's answer. Err is nil when the lease was
 	// extended; otherwise the renewal failed, and either the lease is lost

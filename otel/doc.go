@@ -10,6 +10,15 @@
 //		Observer: leasehold.Observers(obs, leasehold.SlogObserver(logger)),
 //	})
 //	table := fence.Table{Name: "accounts", OnStale: leasehold.FenceRejections(obs)}
+//	...
+//	client.Close()
+//	obs.Close() // unregisters the lease age gauge's callback
+//
+// Make one Observer per MeterProvider and share it among the clients that
+// report there: it tells their leases apart by key and token. Two on one
+// provider report the lease age twice over, and the provider keeps one of
+// the two values, not the older lease's. Close unregisters the age gauge's
+// callback, for a provider that outlives the observer.
 //
 // The metrics (docs/metrics.md lists them with their Prometheus names):
 //
@@ -34,7 +43,9 @@
 //     has been held, from its grant's send time, read at each collection;
 //     no point while none is held, one per key held with KeyAttribute. The
 //     duration histogram has a lease only once it ended: this shows the
-//     leases still held.
+//     leases still held. A lease whose end reaches the observer before its
+//     grant (the client reports them in order; a queue between might not)
+//     is not counted: the early end (up to 1024 kept) cancels the grant.
 //   - leasehold.renew.failures ({renewal}, counter): failed renewals, by
 //     leasehold.outcome: jeopardy (not refused: retried until the deadline)
 //     or lost (refused: the lease is lost).

@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/leasehold-go/leasehold"
 	global "go.opentelemetry.io/otel"
@@ -37,13 +38,24 @@ type Options struct {
 
 // Observer reports a leasehold client's events as metrics and spans. It
 // implements leasehold.Observer; it is safe for concurrent use and never
-// blocks. Make it with New.
+// blocks. Make it with New, and Close it when done with it.
+//
+// Make one Observer per MeterProvider and give it to every client (and
+// fence helper) that reports there: it tells apart the leases of all of
+// them. Two Observers on one provider report the lease age gauge's series
+// twice over, and the provider keeps only one of their values, not the
+// older lease's.
 type Observer struct {
 	keyAttr bool
 	clock   leasehold.Clock
 	tracer  trace.Tracer
 	m       instruments
 	holds   holds
+
+	age       metric.Float64ObservableGauge
+	reg       metric.Registration // the age gauge's callback
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ leasehold.Observer = (*Observer)(nil)
@@ -67,9 +79,11 @@ func New(opts Options) (*Observer, error) {
 	if o.m, err = newInstruments(meter); err != nil {
 		return nil, err
 	}
-	if _, err := meter.Float64ObservableGauge(MetricLeaseAge, metric.WithUnit("s"),
-		metric.WithDescription("How long the oldest lease held now has been held, from its grant (by key with KeyAttribute)."),
-		metric.WithFloat64Callback(o.observeAges)); err != nil {
+	if o.age, err = meter.Float64ObservableGauge(MetricLeaseAge, metric.WithUnit("s"),
+		metric.WithDescription("How long the oldest lease held now has been held, from its grant (by key with KeyAttribute).")); err != nil {
+		return nil, err
+	}
+	if o.reg, err = meter.RegisterCallback(o.observeAges, o.age); err != nil {
 		return nil, err
 	}
 	if !o.keyAttr {
@@ -77,6 +91,18 @@ func New(opts Options) (*Observer, error) {
 	}
 	o.m.fenceRejections.Add(context.Background(), 0) // never by key
 	return o, nil
+}
+
+// Close unregisters the lease age gauge's callback from the meter
+// provider, so that the provider no longer reads this observer's leases:
+// call it once the clients it observes are closed, when the provider
+// outlives the observer (a provider shut down drops it anyway). The
+// other instruments stay (OpenTelemetry cannot remove an instrument), and
+// events observed after Close still count in them. Calling Close again
+// returns the first call's result.
+func (o *Observer) Close() error {
+	o.closeOnce.Do(func() { o.closeErr = o.reg.Unregister() })
+	return o.closeErr
 }
 
 // zero makes every counter's series, at 0, so that a rate or an increase

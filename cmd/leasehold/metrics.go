@@ -88,8 +88,8 @@ func serveMetrics(addr, key string) (*metricsServer, error) {
 	return m, nil
 }
 
-// close stops serving and returns the error that ended serving early, if
-// one did.
+// close stops serving, closes the observer and the meter provider, and
+// returns the error that ended serving early, if one did.
 func (m *metricsServer) close() error {
 	err := m.srv.Close()
 	if served := <-m.served; !errors.Is(served, http.ErrServerClosed) {
@@ -97,5 +97,5 @@ func (m *metricsServer) close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	return errors.Join(err, m.mp.Shutdown(ctx))
+	return errors.Join(err, m.obs.Close(), m.mp.Shutdown(ctx))
 }
