@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -11,9 +12,11 @@ import (
 
 // The places a store lives in, outside its own package, checked against the
 // store table: adding a store is its package (its module), its row here,
-// an install script and a launcher per server, and its fault backend.
-// Everything else (the harness's backend list, the CLI's usage, the
-// README's table, leasehold bench) is derived from the table.
+// an install script and a launcher per server, and its fault backend; plus
+// its line in scripts/bench-page (which measures some stores in variants,
+// so lists them by hand). Everything else (the harness's backend list, the
+// CLI's usage, the README's table, leasehold bench) is derived from the
+// table.
 
 // root is the repository's root, seen from this package's folder.
 const root = ".."
@@ -34,7 +37,9 @@ func TestStorePlaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := string(b)
+	page := benchPage(t)
 	for _, k := range Stores() {
+		page.check(t, k)
 		for _, p := range append([]string{k.Package}, k.Adapters...) {
 			if !hasGoFiles(filepath.Join(root, p)) {
 				t.Errorf("%s: its package %s/ has no Go files", k.Name, p)
@@ -55,6 +60,52 @@ func TestStorePlaces(t *testing.T) {
 			mustExist(t, k.Name, filepath.Join("faults", "harness", "backend_"+k.Name+".go"), "its fault backend")
 		} else if k.Memory != MemoryHeap {
 			t.Errorf("%s: no fault backend; only a store in the test's own process may have none", k.Name)
+		}
+	}
+}
+
+// benchPageLabels are the stores scripts/bench-page measures under a label
+// other than their row's name.
+var benchPageLabels = map[string]string{"sqlite": "embedded"}
+
+// benchPageLists is what scripts/bench-page lists by hand: the stores it
+// measures (its stores+=("LABEL|URL|..." lines) and the servers it
+// installs (its `for s in ...; do` loop over scripts/install/).
+type benchPageLists struct {
+	text     string
+	installs []string
+}
+
+// benchPage reads scripts/bench-page's lists.
+func benchPage(t *testing.T) benchPageLists {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "scripts", "bench-page"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^for s in ([a-z0-9 ]+); do\n\tlog "install: `).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("scripts/bench-page: no install loop (for s in SERVER...; do log \"install: ...)")
+	}
+	return benchPageLists{text: string(b), installs: strings.Fields(m[1])}
+}
+
+// check checks that the bench page measures k (a stores+=("LABEL| line, or
+// stores+=("LABEL- for a variant such as etcd-3 or redlock-5) and installs
+// its servers: the page lists its stores by hand, so a new store would
+// otherwise never reach it.
+func (p benchPageLists) check(t *testing.T, k Kind) {
+	t.Helper()
+	label := k.Name
+	if l, ok := benchPageLabels[k.Name]; ok {
+		label = l
+	}
+	if !strings.Contains(p.text, `stores+=("`+label+`|`) && !strings.Contains(p.text, `stores+=("`+label+`-`) {
+		t.Errorf("%s: scripts/bench-page does not measure it: no stores+=(\"%s|URL|...\") line", k.Name, label)
+	}
+	for _, s := range k.Servers {
+		if !slices.Contains(p.installs, s) {
+			t.Errorf("%s: scripts/bench-page's install loop (for s in ...) does not install its server %s", k.Name, s)
 		}
 	}
 }

@@ -18,8 +18,10 @@ import (
 // storeurl/<store>.go, listed in Stores), an install script per server
 // (scripts/install/<server>.sh), a launcher per server
 // (internal/testserver/<server>.go) and its fault backend
-// (faults/harness/backend_<store>.go, made by harness.NewBackend). The
-// tests of this package (TestStorePlaces) fail when one is missing.
+// (faults/harness/backend_<store>.go, made by harness.NewBackend); plus
+// its line in scripts/bench-page, which lists the stores it measures by
+// hand, to be measured. The tests of this package (TestStorePlaces) fail
+// when one is missing.
 type Kind struct {
 	// Name is the store's Info().Name; Title is how the docs call it.
 	Name, Title string

@@ -4,6 +4,6 @@
 //
 //	GOWORK=off go test -run '^$' -bench . -benchtime 1s -args -rounds 3
 //
-// TestMain (bench/cycle's Main) prints the median rates over the rounds and
+// TestMain (internal/benchcycle's Main) prints the median rates over the rounds and
 // the SUMMARY line of scripts/bench-page's summary table after them.
 package bench

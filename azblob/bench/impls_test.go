@@ -13,14 +13,14 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/leasehold-go/leasehold/azblob"
-	"github.com/leasehold-go/leasehold/bench/cycle"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 )
 
 const ttl = azblob.MinTTL // Azure's shortest lease, 15 s
 
 // impls returns the implementations, on one container client (one HTTP
 // transport), closed when b ends.
-func impls(b *testing.B) []cycle.Impl {
+func impls(b *testing.B) []benchcycle.Impl {
 	st, err := azblob.OpenConnectionString(azurite.ConnectionString(), "bench")
 	if err != nil {
 		b.Fatal(err)
@@ -31,19 +31,19 @@ func impls(b *testing.B) []cycle.Impl {
 	if err := st.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	lc := cycle.NewClient(b, st)
-	return []cycle.Impl{
+	lc := benchcycle.NewClient(b, st)
+	return []benchcycle.Impl{
 		{Name: "raw-sdk", New: raw(st.Container())},
-		{Name: "leasehold", New: cycle.Store(st, ttl)},
-		{Name: "lh-client", New: cycle.Client(lc, ttl)},
+		{Name: "leasehold", New: benchcycle.Store(st, ttl)},
+		{Name: "lh-client", New: benchcycle.Client(lc, ttl)},
 	}
 }
 
 // raw is the floor, and the loop a user would write with the SDK alone:
 // acquire a lease on the key's blob (made once, beforehand), then release
-// it. A lease already present is cycle.ErrHeld.
-func raw(cc *container.Client) func(*testing.B, string, bool) (cycle.Cycle, func()) {
-	return func(b *testing.B, key string, _ bool) (cycle.Cycle, func()) {
+// it. A lease already present is benchcycle.ErrHeld.
+func raw(cc *container.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
 		bb := cc.NewBlockBlobClient("peers/" + key)
 		if _, err := bb.UploadBuffer(context.Background(), nil, &blockblob.UploadBufferOptions{}); err != nil {
 			b.Fatal(err)
@@ -56,7 +56,7 @@ func raw(cc *container.Client) func(*testing.B, string, bool) (cycle.Cycle, func
 		return func(ctx context.Context) error {
 			if _, err := lb.AcquireLease(ctx, int32(ttl/time.Second), nil); err != nil {
 				if isCode(err, "LeaseAlreadyPresent") {
-					return cycle.ErrHeld
+					return benchcycle.ErrHeld
 				}
 				return err
 			}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
-	"github.com/leasehold-go/leasehold/bench/cycle"
 	"github.com/leasehold-go/leasehold/consul"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 )
 
 const (
@@ -17,7 +17,7 @@ const (
 
 // impls returns the implementations, on one Consul client (one HTTP
 // transport) closed when b ends.
-func impls(b *testing.B) []cycle.Impl {
+func impls(b *testing.B) []benchcycle.Impl {
 	cfg := api.DefaultConfig()
 	cfg.Address = addr
 	cli, err := api.NewClient(cfg)
@@ -26,14 +26,14 @@ func impls(b *testing.B) []cycle.Impl {
 	}
 	st := consul.New(cli, nil)
 	b.Cleanup(func() { _ = st.Close() })
-	lc := cycle.NewClient(b, st)
+	lc := benchcycle.NewClient(b, st)
 	sid := session(b, cli)
-	return []cycle.Impl{
+	return []benchcycle.Impl{
 		{Name: "raw", New: raw(cli, sid)},
-		{Name: "leasehold", New: cycle.Store(st, ttl)},
+		{Name: "leasehold", New: benchcycle.Store(st, ttl)},
 		{Name: "api-lock", New: apiLock(cli, "")},
 		{Name: "api-lock-session", New: apiLock(cli, sid)},
-		{Name: "lh-client", New: cycle.Client(lc, ttl)},
+		{Name: "lh-client", New: benchcycle.Client(lc, ttl)},
 	}
 }
 
@@ -58,8 +58,8 @@ func wopts(ctx context.Context) *api.WriteOptions { return (&api.WriteOptions{})
 
 // raw is the floor: a KV acquire of the key's entry with a session made
 // once, then a release.
-func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (cycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (cycle.Cycle, func()) {
+func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
 		p := &api.KVPair{Key: peerPrefix + key, Session: sid}
 		kv := cli.KV()
 		return func(ctx context.Context) error {
@@ -68,7 +68,7 @@ func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (cycle.Cycl
 				return err
 			}
 			if !ok {
-				return cycle.ErrHeld
+				return benchcycle.ErrHeld
 			}
 			_, _, err = kv.Release(p, wopts(ctx))
 			return err
@@ -80,8 +80,8 @@ func raw(cli *api.Client, sid string) func(*testing.B, string, bool) (cycle.Cycl
 // locked and unlocked in turn. With sid "" each Lock call makes a session
 // of its own (as LockKey's Lock does: create, renew in the background,
 // destroy after Unlock); otherwise it uses session sid.
-func apiLock(cli *api.Client, sid string) func(*testing.B, string, bool) (cycle.Cycle, func()) {
-	return func(b *testing.B, key string, _ bool) (cycle.Cycle, func()) {
+func apiLock(cli *api.Client, sid string) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
 		l, err := cli.LockOpts(&api.LockOptions{Key: peerPrefix + key, Session: sid, SessionTTL: "15s", LockTryOnce: true})
 		if err != nil {
 			b.Fatal(err)
@@ -92,7 +92,7 @@ func apiLock(cli *api.Client, sid string) func(*testing.B, string, bool) (cycle.
 				return err
 			}
 			if lost == nil {
-				return cycle.ErrHeld
+				return benchcycle.ErrHeld
 			}
 			return l.Unlock()
 		}, nil

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/leasehold-go/leasehold/bench/cycle"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
@@ -15,11 +15,11 @@ var servers = flag.Int("servers", 0, "server agents; 0 means one dev agent")
 var (
 	cluster *testserver.Consul
 	addr    string // the agent every implementation talks to
-	results cycle.Results
+	results benchcycle.Results
 )
 
 func TestMain(m *testing.M) {
-	cycle.Main(m, &results, cycle.Report{Ref: "api-lock", Summary: "consul-vs-apilock-1"}, func(ctx context.Context) (func(), error) {
+	benchcycle.Main(m, &results, benchcycle.Report{Ref: "api-lock", Summary: "consul-vs-apilock-1"}, func(ctx context.Context) (func(), error) {
 		// consul/api's Lock holds a blocking query per held lock (its
 		// monitor) besides its calls: at 64 goroutines it passes the
 		// agent's default limit of 200 connections per client address,
@@ -60,5 +60,5 @@ func follower(ctx context.Context, c *testserver.Consul) (string, error) {
 // its own per lock, or one shared), the store and the Client, each cycling
 // on keys of its own.
 func BenchmarkCycle(b *testing.B) {
-	results.Run(b, "consul", cycle.Distinct(), impls(b))
+	results.Run(b, "consul", benchcycle.Distinct(), impls(b))
 }

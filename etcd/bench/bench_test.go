@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
-	"github.com/leasehold-go/leasehold/bench/cycle"
 	"github.com/leasehold-go/leasehold/etcd"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -87,14 +87,14 @@ func prefix(b *testing.B) string {
 type cycler func(b *testing.B, cli *clientv3.Client, key string, hot bool) (cycle func(ctx context.Context) error, done func())
 
 // leaseholdStore: the store's Acquire (AcquireWait on the hot key) and Release.
-func leaseholdStore(st *etcd.Store) cycler { return fromImpl(cycle.Store(st, ttl)) }
+func leaseholdStore(st *etcd.Store) cycler { return fromImpl(benchcycle.Store(st, ttl)) }
 
 // leaseholdClient: a leasehold.Client over the store (renewal goroutine,
 // deadline, release on a detached context).
-func leaseholdClient(lc *leasehold.Client) cycler { return fromImpl(cycle.Client(lc, ttl)) }
+func leaseholdClient(lc *leasehold.Client) cycler { return fromImpl(benchcycle.Client(lc, ttl)) }
 
-// fromImpl makes a cycler of a bench/cycle implementation.
-func fromImpl(newCycle func(*testing.B, string, bool) (cycle.Cycle, func())) cycler {
+// fromImpl makes a cycler of a internal/benchcycle implementation.
+func fromImpl(newCycle func(*testing.B, string, bool) (benchcycle.Cycle, func())) cycler {
 	return func(b *testing.B, _ *clientv3.Client, key string, hot bool) (func(context.Context) error, func()) {
 		c, done := newCycle(b, key, hot)
 		if done == nil {
@@ -168,7 +168,7 @@ func waitDelete(ctx context.Context, cli *clientv3.Client, key string, rev int64
 // cycle.
 func cycles(b *testing.B, cli *clientv3.Client, c cycler, workers int, hot bool) {
 	pfx := prefix(b)
-	fns := make([]cycle.Cycle, workers)
+	fns := make([]benchcycle.Cycle, workers)
 	for i := range workers {
 		k := pfx + fmt.Sprint(i)
 		if hot {
@@ -178,7 +178,7 @@ func cycles(b *testing.B, cli *clientv3.Client, c cycler, workers int, hot bool)
 		defer done()
 		fns[i] = fn
 	}
-	cycle.Drive(b, b.Name(), fns)
+	benchcycle.Drive(b, b.Name(), fns)
 }
 
 // cycleFixture is what the cycle benchmarks share: a client, a store and a
@@ -334,7 +334,7 @@ func BenchmarkWakeup(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			cycle.ReportPercentiles(b, lat, "wake-")
+			benchcycle.ReportPercentiles(b, lat, "wake-")
 		})
 	}
 }

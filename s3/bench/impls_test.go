@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-	"github.com/leasehold-go/leasehold/bench/cycle"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/s3"
 )
@@ -19,7 +19,7 @@ const ttl = 10 * time.Second
 
 // impls returns the implementations, on one S3 client (one HTTP
 // transport), closed when b ends.
-func impls(b *testing.B) []cycle.Impl {
+func impls(b *testing.B) []benchcycle.Impl {
 	url := "s3://" + bucket + "/lh?endpoint=" + gateway.Endpoint() + "&region=" + testserver.VersityRegion +
 		"&access_key=" + testserver.VersityAccessKey + "&secret_key=" + testserver.VersitySecretKey
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -29,25 +29,25 @@ func impls(b *testing.B) []cycle.Impl {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	lc := cycle.NewClient(b, st)
-	return []cycle.Impl{
+	lc := benchcycle.NewClient(b, st)
+	return []benchcycle.Impl{
 		{Name: "raw-sdk", New: raw(st.Client())},
-		{Name: "leasehold", New: cycle.Store(st, ttl)},
-		{Name: "lh-client", New: cycle.Client(lc, ttl)},
+		{Name: "leasehold", New: benchcycle.Store(st, ttl)},
+		{Name: "lh-client", New: benchcycle.Client(lc, ttl)},
 	}
 }
 
 // raw is the floor, and the loop a user would write with the SDK alone:
 // create the key's object if it does not exist (PutObject with
 // If-None-Match: *), then delete it. An object in the way (412, or 409 for
-// a racing conditional write) is cycle.ErrHeld.
-func raw(c *awss3.Client) func(*testing.B, string, bool) (cycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (cycle.Cycle, func()) {
+// a racing conditional write) is benchcycle.ErrHeld.
+func raw(c *awss3.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
 		name := "peers/" + key
 		return func(ctx context.Context) error {
 			_, err := c.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(bucket), Key: &name, IfNoneMatch: aws.String("*")})
 			if st := status(err); st == http.StatusPreconditionFailed || st == http.StatusConflict {
-				return cycle.ErrHeld
+				return benchcycle.ErrHeld
 			}
 			if err != nil {
 				return err

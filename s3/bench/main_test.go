@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/leasehold-go/leasehold/bench/cycle"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
@@ -13,11 +13,11 @@ const bucket = "bench"
 
 var (
 	gateway *testserver.Versity
-	results cycle.Results
+	results benchcycle.Results
 )
 
 func TestMain(m *testing.M) {
-	cycle.Main(m, &results, cycle.Report{Ref: "raw-sdk", Summary: "s3-vs-sdk-1"}, func(ctx context.Context) (func(), error) {
+	benchcycle.Main(m, &results, benchcycle.Report{Ref: "raw-sdk", Summary: "s3-vs-sdk-1"}, func(ctx context.Context) (func(), error) {
 		var err error
 		if gateway, err = testserver.StartVersity(ctx, testserver.VersityOptions{Buckets: []string{bucket}}); err != nil {
 			return nil, err
@@ -30,5 +30,5 @@ func TestMain(m *testing.M) {
 // BenchmarkCycle: conditional-write acquire+release cycles of the SDK
 // loop, the store and the Client, on keys of their own (g1, g8, g64).
 func BenchmarkCycle(b *testing.B) {
-	results.Run(b, "s3", cycle.Distinct(), impls(b))
+	results.Run(b, "s3", benchcycle.Distinct(), impls(b))
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/leasehold-go/leasehold/bench/cycle"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 )
 
 // curator is Apache Curator's InterProcessMutex recipe in Go: an ephemeral
@@ -17,9 +17,9 @@ import (
 // sets, which leaves no watch behind on a node already gone) and lists
 // again when it goes. On distinct keys it is the try-once form (Curator's
 // acquire with a zero wait): not the lowest, it deletes its node and
-// returns cycle.ErrHeld.
-func curator(conn *zk.Conn) func(*testing.B, string, bool) (cycle.Cycle, func()) {
-	return func(b *testing.B, key string, hot bool) (cycle.Cycle, func()) {
+// returns benchcycle.ErrHeld.
+func curator(conn *zk.Conn) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(b *testing.B, key string, hot bool) (benchcycle.Cycle, func()) {
 		parent := peerNode(key)
 		ensure(b, conn, parent)
 		return func(ctx context.Context) error {
@@ -37,7 +37,7 @@ func curator(conn *zk.Conn) func(*testing.B, string, bool) (cycle.Cycle, func())
 }
 
 // curatorTurn returns once mine is the lowest node under parent; without
-// block, cycle.ErrHeld if it is not.
+// block, benchcycle.ErrHeld if it is not.
 func curatorTurn(ctx context.Context, conn *zk.Conn, parent, mine string, block bool) error {
 	for {
 		kids, _, err := conn.Children(parent)
@@ -52,7 +52,7 @@ func curatorTurn(ctx context.Context, conn *zk.Conn, parent, mine string, block 
 		case i == 0:
 			return nil
 		case !block:
-			return cycle.ErrHeld
+			return benchcycle.ErrHeld
 		}
 		_, _, ch, err := conn.GetW(parent + "/" + kids[i-1])
 		if errors.Is(err, zk.ErrNoNode) {

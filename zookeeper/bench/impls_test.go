@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/leasehold-go/leasehold/bench/cycle"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 	"github.com/leasehold-go/leasehold/zookeeper"
 )
 
@@ -24,7 +24,7 @@ var acl = zk.WorldACL(zk.PermAll)
 // impls returns the implementations, their clients closed when b ends: the
 // peers share one go-zookeeper connection (one session), as the store
 // shares one session per TTL class.
-func impls(b *testing.B) []cycle.Impl {
+func impls(b *testing.B) []benchcycle.Impl {
 	conn := connect(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -34,16 +34,16 @@ func impls(b *testing.B) []cycle.Impl {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	lc := cycle.NewClient(b, st)
+	lc := benchcycle.NewClient(b, st)
 	if _, err := conn.Create(peersBase, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		b.Fatal(err)
 	}
-	return []cycle.Impl{
+	return []benchcycle.Impl{
 		{Name: "raw", New: raw(conn)},
-		{Name: "leasehold", New: cycle.Store(st, ttl)},
+		{Name: "leasehold", New: benchcycle.Store(st, ttl)},
 		{Name: "zk-lock", New: zkLock(conn)},
 		{Name: "curator", New: curator(conn)},
-		{Name: "lh-client", New: cycle.Client(lc, ttl)},
+		{Name: "lh-client", New: benchcycle.Client(lc, ttl)},
 	}
 }
 
@@ -78,8 +78,8 @@ func peerNode(key string) string {
 // zkLock: go-zookeeper's zk.Lock (a protected ephemeral sequential node,
 // the children listed, a watch on the predecessor), one Lock per worker.
 // It always waits: it has no try-once form.
-func zkLock(conn *zk.Conn) func(*testing.B, string, bool) (cycle.Cycle, func()) {
-	return func(b *testing.B, key string, _ bool) (cycle.Cycle, func()) {
+func zkLock(conn *zk.Conn) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
 		path := peerNode(key)
 		ensure(b, conn, path)
 		l := zk.NewLock(conn, path, acl)
@@ -94,8 +94,8 @@ func zkLock(conn *zk.Conn) func(*testing.B, string, bool) (cycle.Cycle, func()) 
 
 // raw is the floor: create an ephemeral node at the key's path, then
 // delete it; on the hot key, a node in the way is waited out with a watch.
-func raw(conn *zk.Conn) func(*testing.B, string, bool) (cycle.Cycle, func()) {
-	return func(_ *testing.B, key string, _ bool) (cycle.Cycle, func()) {
+func raw(conn *zk.Conn) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
+	return func(_ *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
 		path := peerNode(key)
 		return func(ctx context.Context) error {
 			for {

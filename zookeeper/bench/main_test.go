@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/leasehold-go/leasehold/bench/cycle"
+	"github.com/leasehold-go/leasehold/internal/benchcycle"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
@@ -15,11 +15,11 @@ var hot = flag.Bool("hot", false, "also cycle 8 goroutines on one hot key")
 var (
 	ensemble *testserver.ZooKeeper
 	addr     string // the follower every implementation talks to
-	results  cycle.Results
+	results  benchcycle.Results
 )
 
 func TestMain(m *testing.M) {
-	cycle.Main(m, &results, cycle.Report{Ref: "zk-lock", Summary: "zk-vs-zklock-1"}, func(ctx context.Context) (func(), error) {
+	benchcycle.Main(m, &results, benchcycle.Report{Ref: "zk-lock", Summary: "zk-vs-zklock-1"}, func(ctx context.Context) (func(), error) {
 		var err error
 		if ensemble, err = testserver.StartZooKeeper(ctx, testserver.ZooKeeperOptions{Nodes: 3}); err != nil {
 			return nil, err
@@ -44,10 +44,10 @@ func follower(ctx context.Context, z *testserver.ZooKeeper) (string, error) {
 	return z.Nodes[(l+1)%len(z.Nodes)].Addr(), nil
 }
 
-func scenarios() []cycle.Scenario {
-	s := cycle.Distinct()
+func scenarios() []benchcycle.Scenario {
+	s := benchcycle.Distinct()
 	if *hot {
-		s = append(s, cycle.Hot8())
+		s = append(s, benchcycle.Hot8())
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package cycle
+package benchcycle
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package cycle runs the acquire+release cycle benchmarks that the store
+// Package benchcycle runs the acquire+release cycle benchmarks that the store
 // helpers' bench modules share (zookeeper/bench, consul/bench,
 // azblob/bench, s3/bench; etcd/bench drives its cycles with [Drive]):
 // every implementation (the raw protocol floor, the peer libraries, the
@@ -13,7 +13,7 @@
 // bench-peers.awk reads. The medians over the rounds give the ratios that
 // [Results.Summary] prints as "SUMMARY <id> <value>" lines for the page's
 // summary table.
-package cycle
+package benchcycle
 
 import (
 	"context"
