@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -62,6 +63,9 @@ func FuzzParseEntry(f *testing.F) {
 	})
 }
 
+// redactedName matches a redacted parameter with its name.
+var redactedName = regexp.MustCompile(`[^?&;=\s"]*=xxxxx`)
+
 // FuzzParseURL: parseURL does not panic, agrees with CheckURL, gives an
 // agent address that is host:port and a prefix that is empty or ends in
 // '/', and never shows the ACL token in an error or in redact's output.
@@ -91,6 +95,9 @@ func FuzzParseURL(f *testing.F) {
 				t.Fatalf("%q: address %q, prefix %q", raw, p.addr, p.opts.Prefix)
 			}
 		}
+		// The names of redacted parameters stay (a token's value can be a
+		// part of its own parameter's name: ?tok%65n=k%65n=).
+		shown = redactedName.ReplaceAllString(shown, "=xxxxx")
 		for _, s := range secrets {
 			if len(s) >= 6 && strings.Contains(shown, s) {
 				t.Fatalf("%q: the token %q is shown: %s", raw, s, shown)
