@@ -3,6 +3,7 @@ package check
 import (
 	"math"
 	"sort"
+	"time"
 
 	"github.com/leasehold-go/leasehold/faults/history"
 )
@@ -17,6 +18,10 @@ func Run(evs []history.Event, p Params) *Metrics {
 	m.Linearizable = Linearizable(evs, p.End)
 	if m.Linearizable == "Illegal" {
 		m.violate("porcupine: the fenced register's history is not linearizable against a register that admits only tokens >= the highest")
+	}
+	m.Lease = LeaseHistory(evs, time.Duration(holdFor(p)), 0)
+	for _, k := range m.Lease.Illegal {
+		m.violate("porcupine: the lease history of %s is not linearizable against a register of one live grant per key", k)
 	}
 	checkOps(evs, p, m)
 	checkExclusion(evs, p, m)

@@ -47,6 +47,10 @@ type Metrics struct {
 	FalseRefusals int    // refused although the token was not stale (a resource bug)
 	Linearizable  string // porcupine's verdict on the holders' view: Ok, Illegal or Unknown
 
+	// Lease is the lease-history check (leaselin.go): the store's grants,
+	// renewals and releases as a register per key, checked with porcupine.
+	Lease LeaseVerdict
+
 	// Protected operations (W4).
 	Ops              int
 	OpsAfterLoss     int // issued after the holder's own loss signal for the grant

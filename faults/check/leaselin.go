@@ -1,0 +1,260 @@
+package check
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leasehold-go/leasehold/faults/history"
+)
+
+// The lease-history check: the store's grants, renewals and releases, as
+// the holders' recording wrapper saw them (history.EvStoreAcquire,
+// EvStoreRenew, EvStoreRelease, each with its call and return time), are
+// operations on one register per key, "who holds K, with which token, and
+// until when at the earliest", checked with porcupine. It catches a store
+// that grants overlapping leases whether or not a protected write landed in
+// the overlap.
+//
+// The model (leaseStep):
+//
+//   - A successful acquire of (owner, token) linearizes at a point where no
+//     other grant is live: the key is free, or the live grant's expiry
+//     bound has passed, or the live grant is the same owner's (a retried
+//     acquire given its grant back). Its token must be above every token
+//     granted before it, or be the live grant's own.
+//   - A grant is live from its acquire's linearization point until a
+//     release of it linearizes, or until its expiry bound: the call time of
+//     its last successful acquire or renewal plus Params' hold (TTL x
+//     (1-rho) - margin). That is the holder's own deadline as a client with
+//     a true clock computes it, and it is conservative: the store started
+//     its TTL after the call, on a clock that, by the design's assumption,
+//     runs at a rate of at least 1-rho; so a correct store's expiry is never
+//     before the bound. Only rates are assumed, never that clocks agree:
+//     every timestamp is the machine's CLOCK_MONOTONIC. The store's own
+//     expiry has no upper bound in the model (a store may keep a lease
+//     longer), so refusals prove nothing and are left out: the check is of
+//     safety (exclusion and token order), not of liveness.
+//   - A successful renewal needs its grant to be the live one (not
+//     replaced, not released) and moves the expiry bound.
+//   - Outcomes the holder did not learn are porcupine's "maybe happened":
+//     the operation's return is open (the end of time) and the model has
+//     both branches, applied and not (a nondeterministic model). That is an
+//     acquire that failed other than by ErrHeld (a lost reply, F5, a reset,
+//     a timeout: the store may have granted, with a token nobody saw) and a
+//     release that failed (it may have freed the key). A holder's kill
+//     (F3, F9 on holders) is a maybe-release of every grant of the killed
+//     process, from its last recorded event on the key on (a release in
+//     flight when it died, or a store such as PostgreSQL's advisory locks
+//     that ends the lock with the session). A renewal that failed is left
+//     out: applied, it only moves an expiry bound later, so its "not
+//     applied" branch is always at least as permissive and the verdict is
+//     the same.
+//
+// Linearization points are tracked in the state as their earliest
+// possible time (now): each operation takes the greatest of now, its call
+// and (for an acquire over a live grant) the expiry bound, and must not
+// pass its return. All the constraints are lower bounds, so the earliest
+// point is the best one and the search stays exact.
+//
+// porcupine is exponential in the worst case, so each key is checked on
+// its own with LeaseKeyTimeout; a key that times out is reported as timed
+// out, never as Ok.
+
+// LeaseKeyTimeout bounds porcupine's time on one key's lease history.
+const LeaseKeyTimeout = 20 * time.Second
+
+// lease operation kinds.
+const (
+	leaseAcquire = iota + 1
+	leaseRenew
+	leaseRelease
+	leaseKill
+)
+
+// leaseOp is one operation on a key's lease register.
+type leaseOp struct {
+	kind      int
+	key, src  string
+	owner     string
+	token     uint64 // 0: not known (an acquire whose reply was lost)
+	call, ret int64  // ret is the end of time for a maybe-op
+	maybe     bool   // the outcome is unknown: it may or may not have happened
+	hold      int64  // the expiry bound after a successful call: call + hold
+	desc      string // for the report
+}
+
+// leaseState is the register: the live grant, if any, and its expiry
+// bound; the highest token granted; the earliest time the linearization
+// can be at.
+type leaseState struct {
+	held       bool
+	owner, src string
+	token      uint64
+	until, now int64
+	last       uint64
+}
+
+// leaseStep returns the states op can lead to from s: none if it cannot
+// linearize here.
+func leaseStep(s leaseState, op leaseOp) []any {
+	var out []any
+	if op.maybe {
+		out = append(out, s) // it did not happen
+	}
+	if ns, ok := leaseApply(s, op); ok {
+		out = append(out, ns)
+	}
+	return out
+}
+
+// ownGrant reports whether the live grant is the one op names (a zero
+// token on either side, not known, matches the owner alone).
+func ownGrant(s leaseState, op leaseOp) bool {
+	return s.held && s.owner == op.owner && (s.token == op.token || s.token == 0 || op.token == 0)
+}
+
+// leaseApply applies op to s at its earliest possible point.
+func leaseApply(s leaseState, op leaseOp) (leaseState, bool) {
+	t := max(s.now, op.call)
+	own := ownGrant(s, op)
+	ns := s
+	switch op.kind {
+	case leaseAcquire:
+		if s.held && !own {
+			t = max(t, s.until) // the other grant must have expired first
+		}
+		if op.token != 0 && op.token <= s.last && !(own && op.token == s.token) {
+			return s, false // a token not above one granted before
+		}
+		ns = leaseState{held: true, owner: op.owner, src: op.src, token: op.token, until: op.call + op.hold, last: max(s.last, op.token)}
+		if own {
+			ns.until = max(ns.until, s.until)
+			if ns.token == 0 {
+				ns.token = s.token
+			}
+		}
+	case leaseRenew:
+		if !own {
+			return s, false // renewed a grant that was replaced or released
+		}
+		ns.until = max(s.until, op.call+op.hold)
+	case leaseRelease:
+		if own {
+			ns = leaseState{last: s.last}
+		}
+	case leaseKill:
+		if !s.held || s.src != op.src {
+			return s, false // nothing of the killed process to free: only the no-op branch
+		}
+		ns = leaseState{last: s.last}
+	}
+	if t > op.ret {
+		return s, false
+	}
+	ns.now = t
+	return ns, true
+}
+
+// LeaseModel returns the porcupine model of a key's lease register (see
+// the lease-history check above); the history handed to it is one key's.
+func LeaseModel() porcupine.Model {
+	m := &porcupine.NondeterministicModel{
+		Init: func() []any { return []any{leaseState{}} },
+		Step: func(state, input, _ any) []any {
+			return leaseStep(state.(leaseState), input.(leaseOp))
+		},
+		Equal: func(a, b any) bool { return a.(leaseState) == b.(leaseState) },
+		DescribeOperation: func(input, _ any) string {
+			return input.(leaseOp).desc
+		},
+	}
+	return m.ToModel()
+}
+
+// LeaseVerdict is the lease-history check's outcome for one run.
+type LeaseVerdict struct {
+	Result   string   // "Ok", "Illegal" or "Unknown" (a key timed out); "" with no operations
+	Ops      int      // operations checked, over every key
+	Keys     int      // keys checked
+	Illegal  []string // the keys with no linearization, each with the operations where it ends
+	TimedOut []string // the keys porcupine did not finish within LeaseKeyTimeout
+}
+
+// LeaseHistory checks the store-level lease history of a run (see the
+// lease-history check above); hold is the expiry bound after a call
+// (holdFor), timeout porcupine's time per key (0: LeaseKeyTimeout).
+func LeaseHistory(evs []history.Event, hold time.Duration, timeout time.Duration) LeaseVerdict {
+	if timeout <= 0 {
+		timeout = LeaseKeyTimeout
+	}
+	byKey := leaseOps(evs, int64(hold))
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	v := LeaseVerdict{Keys: len(keys)}
+	model := LeaseModel()
+	for _, k := range keys {
+		ops := byKey[k]
+		sort.SliceStable(ops, func(i, j int) bool { return ops[i].call < ops[j].call })
+		v.Ops += len(ops)
+		pops := make([]porcupine.Operation, len(ops))
+		for i, op := range ops {
+			pops[i] = porcupine.Operation{ClientId: i, Input: op, Call: op.call, Return: op.ret}
+		}
+		res, info := porcupine.CheckOperationsVerbose(model, pops, timeout)
+		switch res {
+		case porcupine.Illegal:
+			v.Illegal = append(v.Illegal, k+": "+stuckAt(ops, info))
+		case porcupine.Unknown:
+			v.TimedOut = append(v.TimedOut, fmt.Sprintf("%s (%d operations)", k, len(ops)))
+		}
+	}
+	switch {
+	case v.Ops == 0:
+	case len(v.Illegal) > 0:
+		v.Result = string(porcupine.Illegal)
+	case len(v.TimedOut) > 0:
+		v.Result = string(porcupine.Unknown)
+	default:
+		v.Result = string(porcupine.Ok)
+	}
+	return v
+}
+
+// stuckAt names where the longest partial linearization ends: the last
+// operation it placed and the first (by call) it could not.
+func stuckAt(ops []leaseOp, info porcupine.LinearizationInfo) string {
+	var best []int
+	for _, part := range info.PartialLinearizations() {
+		for _, lin := range part {
+			if len(lin) > len(best) {
+				best = lin
+			}
+		}
+	}
+	placed := make(map[int]bool, len(best))
+	for _, i := range best {
+		placed[i] = true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d operations linearize", len(best), len(ops))
+	if len(best) > 0 {
+		fmt.Fprintf(&b, "; the last placed: %s", ops[best[len(best)-1]].desc)
+	}
+	for i, op := range ops {
+		if !placed[i] && !op.maybe {
+			fmt.Fprintf(&b, "; the first that cannot follow: %s", op.desc)
+			break
+		}
+	}
+	return b.String()
+}
+
+// endOfTime is a maybe-op's return.
+const endOfTime = math.MaxInt64 / 4
