@@ -156,4 +156,3 @@ func TestLeaseHistoryInRun(t *testing.T) {
 		t.Fatalf("no violation names the lease history: %v", m.Violations)
 	}
 }
-
