@@ -64,6 +64,7 @@ func Judge(r *RunResult) {
 			r.Missed = append(r.Missed, "fenced register history not linearizable")
 		}
 	}
+	judgeLease(r)
 	if m.FalseRefusals > 0 {
 		r.Missed = append(r.Missed, fmt.Sprintf("fresh writes refused: %d", m.FalseRefusals))
 	}

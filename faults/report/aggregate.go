@@ -22,6 +22,7 @@ type StoreSummary struct {
 	TakeoverBound float64
 
 	Sum       check.Metrics // counts summed over the regular runs
+	Lease     LeaseTally    // the lease-history check over the regular runs
 	Takeovers []float64     // pooled
 	Stalled   []float64     // takeovers excluded: the machine stalled during them
 	Episodes  map[string]int
@@ -101,6 +102,7 @@ func Aggregate(results []*check.RunResult, errs map[string][]string, stores []st
 			s.Missed = append(s.Missed, fmt.Sprintf("seed %d: %s", r.Seed, x))
 		}
 		addMetrics(&s.Sum, m)
+		s.Lease.add(r)
 	}
 	for store, es := range errs {
 		s := get(store)

@@ -38,6 +38,7 @@ func (p *page) storeDetails(s *StoreSummary) {
 		commas(m.FencedWrites), commas(m.Saves), commas(m.PauseSaves), m.BittenPauses, s.Episodes["F2"], m.StaleAccepted, m.FalseRefusals, m.Linearizable)
 	w("- W3 tokens: %s grants, %d went backwards, %d repeated.\n", commas(m.Grants), m.TokenBackwards, m.TokenRepeats)
 	w("- Concurrent holders (a lease accepted while another was within its deadline): %d%s.\n", m.DoubleGrants, byFault(m.DoubleByFault))
+	w("%s\n", mdEscape(s.Lease.detail(s.Runs)))
 	if n := s.Episodes["F5c"]; n > 0 {
 		w("- F5c late clean-up: in %d of %d episodes a retry won the key before the lost acquire's delayed clean-up reached the store (%d of them with the lost acquire's owner id); concurrent holders under F5c: %d.\n",
 			m.LateCleanups, n, m.LateCleanupsSameOwner, m.DoubleByFault["F5c"])

@@ -41,8 +41,8 @@ func (p *page) header(mode, command string, when time.Time) {
 func (p *page) targets(sums []*StoreSummary) {
 	w := p.w
 	w("## Targets\n\n")
-	w("| store | tokens claimed safe | stale writes accepted (W2) | token regressions (W3) | ops after own loss signal (W4) | takeover after kill p50 / p99 (W5) | stuck keys | unfenced control bit (W1) | mutation caught | concurrent holders (the lease alone) | verdict |\n")
-	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	w("| store | tokens claimed safe | stale writes accepted (W2) | token regressions (W3) | ops after own loss signal (W4) | takeover after kill p50 / p99 (W5) | stuck keys | unfenced control bit (W1) | mutation caught | concurrent holders (the lease alone) | lease history (porcupine) | verdict |\n")
+	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, s := range sums {
 		w("%s", targetRow(s))
 	}
@@ -51,7 +51,7 @@ func (p *page) targets(sums []*StoreSummary) {
 // targetRow is one store's row of the targets table.
 func targetRow(s *StoreSummary) string {
 	if s.Runs == 0 {
-		return fmt.Sprintf("| %s | | | | | | | | | | could not run: %s |\n", s.Store, mdEscape(strings.Join(s.Errors, "; ")))
+		return fmt.Sprintf("| %s | | | | | | | | | | | could not run: %s |\n", s.Store, mdEscape(strings.Join(s.Errors, "; ")))
 	}
 	m := &s.Sum
 	claim := "yes"
@@ -87,5 +87,5 @@ func targetRow(s *StoreSummary) string {
 		verdict += "; its tokens are not fences"
 	}
 	double := s.fig(fmt.Sprint(m.DoubleGrants), m.Grants, "grants") + byFault(m.DoubleByFault)
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Store, claim, stale, regress, ops, take, stuck, control, mut, double, mdEscape(verdict))
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Store, claim, stale, regress, ops, take, stuck, control, mut, double, s.Lease.cell(s.Runs), mdEscape(verdict))
 }

@@ -105,3 +105,49 @@ func TestStallVerdictsAndMarkdown(t *testing.T) {
 		t.Error("a report without W7 runs has a W7 table")
 	}
 }
+
+func TestLeaseHistoryCell(t *testing.T) {
+	lease := func(res string, ops int, double int) func(*check.Metrics) {
+		return func(m *check.Metrics) {
+			m.Lease = check.LeaseVerdict{Result: res, Ops: ops, Keys: 2}
+			if res == "Illegal" {
+				m.Lease.Illegal = []string{"k1: 3 of 9 operations linearize"}
+			}
+			if res == "Unknown" {
+				m.Lease.TimedOut = []string{"k2 (40000 operations)"}
+			}
+			m.DoubleGrants = double
+		}
+	}
+	illegal := result("etcd", 2, lease("Illegal", 9, 0))
+	check.Judge(illegal)
+	overlap := result("redis", 5, lease("Illegal", 9, 3))
+	check.Judge(overlap)
+	if len(illegal.Missed) != 1 || !strings.Contains(illegal.Missed[0], "lease history not linearizable (porcupine): k1") {
+		t.Fatalf("an Illegal lease history with no concurrent holder is not a missed target: %v", illegal.Missed)
+	}
+	if len(overlap.Missed) != 0 {
+		t.Fatalf("the concurrent holders' own overlaps judged twice: %v", overlap.Missed)
+	}
+	res := []*check.RunResult{
+		result("sqlite", 1, lease("Ok", 300, 0)), result("sqlite", 2, lease("Unknown", 40000, 0)), result("sqlite", 3, nil),
+		result("etcd", 1, lease("Ok", 100, 0)), illegal, overlap,
+	}
+	sums := report.Aggregate(res, nil, stores)
+	md := report.Markdown(sums, nil, "short", "./scripts/faults --short", time.Unix(0, 0))
+	for _, want := range []string{
+		"| lease history (porcupine) | verdict |",
+		"| Ok in 1 of 2 runs, timed out in 1 (20s per key) over 40,300 operations; 1 runs recorded before the check |",
+		"| Ok in 1 of 2 runs, **Illegal** in 1 (0 of them also concurrent holders) over 109 operations | **misses**: seed 2: lease history not linearizable",
+		"| Ok in 0 of 1 runs, **Illegal** in 1 (1 of them also concurrent holders) over 9 operations | meets every claimed target |",
+		"seed 2: k2 (40000 operations)",
+		"each key gets 20s",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}

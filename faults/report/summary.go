@@ -35,6 +35,7 @@ func Summary(r *check.RunResult) string {
 	fmt.Fprintf(&b, "  W2 fenced: %d writes, stale accepted %d, refused (saves) %d [%d under pauses, %d/%d pauses bitten], false refusals %d, porcupine %s\n",
 		m.FencedWrites, m.StaleAccepted, m.Saves, m.PauseSaves, m.BittenPauses, m.Episodes["F2"], m.FalseRefusals, m.Linearizable)
 	fmt.Fprintf(&b, "  W3 tokens: %d grants, backwards %d, repeated %d; concurrent holders %d %v\n", m.Grants, m.TokenBackwards, m.TokenRepeats, m.DoubleGrants, m.DoubleByFault)
+	fmt.Fprintf(&b, "  lease history (porcupine): %s\n", leaseLine(m.Lease))
 	if n := m.Episodes["F5c"]; n > 0 {
 		fmt.Fprintf(&b, "  F5c late clean-up: %d/%d episodes bitten (a retry won before the delayed clean-up arrived; %d with the same owner id)\n", m.LateCleanups, n, m.LateCleanupsSameOwner)
 	}
