@@ -19,11 +19,7 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 	}
 	at := func(t int64) string { return time.Duration(t - t0).Round(time.Millisecond).String() }
 	add := func(op leaseOp, what string) {
-		end := at(op.ret)
-		if op.maybe {
-			end = "open"
-		}
-		op.desc = fmt.Sprintf("%s %s %s token %d owner %.8s [%s, %s]", op.src, what, op.key, op.token, op.owner, at(op.call), end)
+		op.desc = fmt.Sprintf("%s %s %s token %d owner %.8s [%s, %s]", op.src, what, op.key, op.token, op.owner, at(op.call), at(op.ret))
 		by[op.key] = append(by[op.key], op)
 	}
 	for _, e := range evs {
@@ -37,7 +33,7 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 			case refused(e.Err):
 				// a refusal: the model has no upper bound on expiry, so it proves nothing
 			default:
-				op.maybe, op.ret, op.token = true, endOfTime, 0
+				op.maybe, op.token = true, 0
 				add(op, "acquire (outcome unknown: "+e.Err+")")
 			}
 		case history.EvStoreRenew:
@@ -53,7 +49,7 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 			case strings.Contains(e.Err, "not held by this owner"):
 				// the store said the grant was not its holder's: no effect
 			default:
-				op.maybe, op.ret = true, endOfTime
+				op.maybe = true
 				add(op, "release (outcome unknown: "+e.Err+")")
 			}
 		}
@@ -67,7 +63,7 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 // leaseKills are the maybe-releases a holder kill makes (F3, and F9 where
 // it names holders): one per key the killed process acted on, from its
 // last recorded event on the key before the kill (a release in flight
-// then was sent after it).
+// then was sent after it) to the kill.
 func leaseKills(evs []history.Event) []leaseOp {
 	var out []leaseOp
 	for _, ep := range episodes(evs) {
@@ -82,7 +78,7 @@ func leaseKills(evs []history.Event) []leaseOp {
 				}
 			}
 			for key, t := range last {
-				out = append(out, leaseOp{kind: leaseKill, key: key, src: id, call: t, ret: endOfTime, maybe: true})
+				out = append(out, leaseOp{kind: leaseKill, key: key, src: id, call: t, ret: max(t, ep.on), maybe: true})
 			}
 		}
 	}
