@@ -3,11 +3,11 @@
 // network code, so that they can be tested on synthetic histories,
 // including histories that must fail.
 //
-// Run runs the main workload's checkers (W1-W5, concurrent holders and
-// the accounting of the faults); Linearizable is W2's
+// Run runs the main workload's checkers (W1-W5, concurrent holders, the
+// lease history and the accounting of the faults); Linearizable is W2's
 // porcupine check, LeaseHistory the porcupine check of the lease history
-// itself (a register per key: one live grant, leaselin.go); CLI is the CLI workload's check and StaleLandings
-// W7's. Judge, JudgeCLI and JudgeStall turn the findings into a verdict:
+// itself (a register per key with one live grant, leaselin.go); CLI is
+// the CLI workload's check and StaleLandings W7's. Judge, JudgeCLI and JudgeStall turn the findings into a verdict:
 // the targets a store missed, and the reasons a run proves nothing.
 // Faults and CLIFaults are the fault classes the harness injects.
 package check

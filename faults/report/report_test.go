@@ -41,14 +41,20 @@ func TestAggregateAndMarkdown(t *testing.T) {
 	if !byName["redis"].Failed() || !byName["etcd"].Failed() || !byName["postgres-lease"].Failed() {
 		t.Fatal("a store with a stale write, one above its takeover bound and one that did not start must fail")
 	}
-	md := report.Markdown(sums, nil, "short", "./scripts/faults --short", time.Unix(0, 0))
-	for _, want := range []string{
+	wantMarkdown(t, sums,
 		"| sqlite | yes | 0 of 100 fenced writes (1 x 60 s, seed 1)",
 		"1 of 1 runs (4 stale writes admitted, seed 9)",
 		"**misses**: seed 2: stale writes accepted: 1",
 		"takeover p99 3.00 x TTL above the bound 1.33",
 		"could not run: seed 4: start postgres: boom",
-	} {
+	)
+}
+
+// wantMarkdown checks that the report of sums holds every one of wants.
+func wantMarkdown(t *testing.T, sums []*report.StoreSummary, wants ...string) {
+	t.Helper()
+	md := report.Markdown(sums, nil, "short", "./scripts/faults --short", time.Unix(0, 0))
+	for _, want := range wants {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
 		}
@@ -133,21 +139,12 @@ func TestLeaseHistoryCell(t *testing.T) {
 		result("sqlite", 1, lease("Ok", 300, 0)), result("sqlite", 2, lease("Unknown", 40000, 0)), result("sqlite", 3, nil),
 		result("etcd", 1, lease("Ok", 100, 0)), illegal, overlap,
 	}
-	sums := report.Aggregate(res, nil, stores)
-	md := report.Markdown(sums, nil, "short", "./scripts/faults --short", time.Unix(0, 0))
-	for _, want := range []string{
+	wantMarkdown(t, report.Aggregate(res, nil, stores),
 		"| lease history (porcupine) | verdict |",
 		"| Ok in 1 of 2 runs, timed out in 1 (20s per key) over 40,300 operations; 1 runs recorded before the check |",
 		"| Ok in 1 of 2 runs, **Illegal** in 1 (0 of them also concurrent holders) over 109 operations | **misses**: seed 2: lease history not linearizable",
 		"| Ok in 0 of 1 runs, **Illegal** in 1 (1 of them also concurrent holders) over 9 operations | meets every claimed target |",
 		"seed 2: k2 (40000 operations)",
 		"each key gets 20s",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Log(md)
-	}
+	)
 }
