@@ -136,6 +136,10 @@ func leaseApply(s leaseState, op leaseOp) (leaseState, bool) {
 	ns := s
 	switch op.kind {
 	case leaseAcquire:
+		// an acquire by the live grant's owner (a retry within one attempt
+		// of the client, which uses a fresh owner id per attempt) is its
+		// own, whatever token the store gives it
+		own = s.held && s.owner == op.owner
 		if s.held && !own {
 			t = max(t, s.until) // the other grant must have expired first
 		}
