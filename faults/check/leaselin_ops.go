@@ -13,9 +13,14 @@ import (
 // a call, in ns.
 func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 	by := map[string][]leaseOp{}
-	var t0 int64
-	if len(evs) > 0 {
-		t0 = evs[0].T
+	var t0 int64 // the history's first instant, times in descriptions count from it
+	for i, e := range evs {
+		if i == 0 || e.T < t0 {
+			t0 = e.T
+		}
+		if e.T0 != 0 && e.T0 < t0 {
+			t0 = e.T0
+		}
 	}
 	at := func(t int64) string { return time.Duration(t - t0).Round(time.Millisecond).String() }
 	add := func(op leaseOp, what string) {
