@@ -60,8 +60,17 @@ func watchWall(ctx context.Context, rec history.Recorder, every time.Duration) {
 
 // wallShifter applies F17 where the harness has the holder built with the
 // patched time package.
+// On the embedded store the holder's wall clock is the store's clock (its
+// expiries are the host's wall time, sqlite/doc.go), so the step moves the
+// store's clock for that process alone: a note says so.
 func wallShifter(h *harness) (bool, string) {
-	return unless(len(h.cfg.WallHolderCmd) > 0, "no holder built with the patched time package (RunConfig.WallHolderCmd; faults run and suite build one)")
+	if len(h.cfg.WallHolderCmd) == 0 {
+		return false, "no holder built with the patched time package (RunConfig.WallHolderCmd; faults run and suite build one)"
+	}
+	if len(h.cfg.Backend.Endpoints()) == 0 {
+		return true, "F17 on the embedded store: its expiries are the host's wall time (sqlite/doc.go), so stepping one process's wall clock steps the store's clock as that process reads it: concurrent holders are expected (the stepped holder takes keys whose expiry is past by its clock, and writes expiries others read as past), and the tokens must still fence them"
+	}
+	return true, ""
 }
 
 // stepHolderWall is F17: the extra holder, with a wall-clock offset file,
@@ -88,6 +97,7 @@ func (h *harness) stepHolderWall() error {
 	}
 	d := (3*T + time.Duration(h.rng.Int64N(int64(2*T)+1))).Round(time.Millisecond)
 	h.fault(check.F17, s.id, "on", fmt.Sprintf("wall clock +%s, then -%s, then 0", d, d))
+	from := history.Mono()
 	for i, off := range []time.Duration{d, -d, 0} {
 		if err := clock.WriteShift(x.shift, off); err != nil {
 			return err
@@ -99,6 +109,9 @@ func (h *harness) stepHolderWall() error {
 		if i < 2 {
 			h.sleep(2 * T)
 		}
+	}
+	if n := h.storeCalls(s.id, from, history.Mono()); n == 0 {
+		h.remark("F17: in some episodes the stepped holder made no successful store call while its clock was off")
 	}
 	h.fault(check.F17, s.id, "off", "")
 	h.sleep(T)
@@ -134,4 +147,18 @@ func (h *harness) awaitWall(id string, off time.Duration) error {
 		}
 		h.sleep(20 * time.Millisecond)
 	}
+}
+
+// storeCalls counts holder id's successful acquires and renewals that
+// were sent between the monotonic times from and to: the store calls its
+// stepped wall clock could affect.
+func (h *harness) storeCalls(id string, from, to int64) int {
+	evs, _ := history.ReadFile(filepath.Join(h.cfg.Dir, "hist-"+id+".jsonl"))
+	n := 0
+	for _, e := range evs {
+		if (e.Kind == history.EvStoreAcquire || e.Kind == history.EvStoreRenew) && e.Err == "" && e.T0 >= from && e.T0 <= to {
+			n++
+		}
+	}
+	return n
 }
