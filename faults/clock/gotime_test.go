@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,11 @@ import (
 )
 
 func TestPatchTime(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "time", "time.go"))
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "src", "time", "time.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,5 +18,6 @@ func main() {
 	t0 := time.Now()
 	fmt.Println(clock.Observed())
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
-	fmt.Println(clock.Observed(), time.Since(t0), time.Now().Sub(t0))
+	now := time.Now() // both readings: Sub uses the monotonic ones
+	fmt.Println(clock.Observed(), time.Since(t0), now.Sub(t0))
 }
