@@ -165,3 +165,25 @@ func TestWallStepApplies(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent holders under F17 are a missed target on a networked store
+// (its clock is the server's) and not on the embedded one (the holder's
+// wall clock is its clock).
+func TestJudgeWallStep(t *testing.T) {
+	for _, c := range []struct {
+		b      Backend
+		double map[string]int
+		missed int
+	}{
+		{&netStore{}, map[string]int{check.F17: 2}, 1},
+		{&netStore{}, map[string]int{check.F12: 2, "none": 1}, 0},
+		{&SQLite{}, map[string]int{check.F17: 2}, 0},
+	} {
+		h := &harness{cfg: RunConfig{Backend: c.b}}
+		r := &check.RunResult{Metrics: &check.Metrics{DoubleByFault: c.double}}
+		h.judgeWallStep(r)
+		if len(r.Missed) != c.missed {
+			t.Errorf("%s, concurrent holders %v: missed %q, want %d", c.b.Name(), c.double, r.Missed, c.missed)
+		}
+	}
+}

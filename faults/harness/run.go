@@ -116,6 +116,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *check.RunResult, err error) {
 	result.Metrics = check.Run(evs, check.Params{TTL: h.cfg.TTL, QuietFrom: quietFrom, End: end, Final: final})
 	result.Notes = h.notes
 	check.Judge(result)
+	h.judgeWallStep(result)
 	return result, nil
 }
 

@@ -149,6 +149,18 @@ func (h *harness) awaitWall(id string, off time.Duration) error {
 	}
 }
 
+// judgeWallStep adds a missed target for concurrent holders under F17 on
+// a networked store: there the store's clock is the server's and the
+// client judges its deadlines by the monotonic clock, so a step of the
+// holder's wall clock must not let two holders hold a key. (On the
+// embedded store the holder's wall clock is the store's clock: see
+// wallShifter.)
+func (h *harness) judgeWallStep(r *check.RunResult) {
+	if n := r.Metrics.DoubleByFault[check.F17]; n > 0 && len(h.cfg.Backend.Endpoints()) > 0 {
+		r.Missed = append(r.Missed, fmt.Sprintf("concurrent holders under the holder's wall-clock step (F17): %d", n))
+	}
+}
+
 // storeCalls counts holder id's successful acquires and renewals that
 // were sent between the monotonic times from and to: the store calls its
 // stepped wall clock could affect.
