@@ -44,7 +44,8 @@ const nowCall = "\tsec, nsec, mono := runtimeNow()\n"
 var ErrNoPatch = errors.New("clock: time.Now's source is not the one the wall-clock patch knows")
 
 // PatchTime returns time.go's source with the wall reading of Now passed
-// through the offset: the line after nowCall in the body of func Now.
+// through the offset: a line after nowCall, which must be a line of its
+// own, once, in the body of func Now.
 func PatchTime(src string) (string, error) {
 	i := strings.Index(src, "\nfunc Now() Time {\n")
 	if i < 0 {
@@ -52,12 +53,13 @@ func PatchTime(src string) (string, error) {
 	}
 	body := src[i:]
 	if end := strings.Index(body, "\n}\n"); end >= 0 {
-		body = body[:end]
+		body = body[:end+1] // with the newline of its last line
 	}
-	if strings.Count(body, nowCall) != 1 {
+	line := "\n" + nowCall // a whole line of its own
+	if strings.Count(body, line) != 1 {
 		return "", ErrNoPatch
 	}
-	j := i + strings.Index(body, nowCall) + len(nowCall)
+	j := i + strings.Index(body, line) + len(line)
 	return src[:j] + "\tsec, nsec = leaseholdWallShift(sec, nsec)\n" + src[j:], nil
 }
 
