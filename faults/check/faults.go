@@ -26,6 +26,11 @@ const (
 	F10 = "F10"
 	F11 = "F11"
 	F12 = "F12"
+	// F12b and F17 are the holder's clock faults within the design's
+	// claims (issue 31): a rate error within Options.Rho, and a step of
+	// the holder's wall clock.
+	F12b = "F12b"
+	F17  = "F17"
 )
 
 // Faults are the main workload's fault classes, in the order of the report.
@@ -44,7 +49,9 @@ var Faults = []Fault{
 	{F9m, "a holder cut from one master; once that master's copy of its key expired, another master restarted empty (Redlock's split majority)"},
 	{F10, "leader SIGKILL (3-node cluster), restart after 2 x TTL"},
 	{F11, "store server clock step"},
-	{F12, "holder clock 40% slow (injected clock), partitioned for 2 x TTL"},
+	{F12, "holder clock 40% slow (injected clock), partitioned for 2 x TTL: BEYOND the design's claim (Options.Rho, 1%); the holder believes in its lease for 1.65 x the store's TTL, so concurrent holders are expected and it shows the fence still refuses the stale writes"},
+	{F12b, "holder clock 0.5% slow (injected clock), partitioned for 2 x TTL: WITHIN the design's claim (Options.Rho, 1%); its operations are held to the true clock's deadline"},
+	{F17, "holder wall clock stepped forward, then back, by 3-5 x TTL while it holds (time.Now's wall reading only, monotonic clock untouched: a holder built with a patched time package)"},
 }
 
 // The CLI workload's fault IDs.

@@ -1,8 +1,10 @@
-// Package clock holds the fault harness's two clock faults: Rate, a
+// Package clock holds the fault harness's clock faults: Rate, a
 // leasehold.Clock running faster or slower than real time, which a holder
-// process uses for F12 (the slow holder clock), and the step of a store
-// server's wall clock for F11 (Probe, WriteShift): libfaketime, or the
-// harness's own LD_PRELOAD library, clockshift, compiled at run time.
+// process uses for F12 and F12b (the slow holder clock); the step of a
+// store server's wall clock for F11 (Probe, WriteShift): libfaketime, or
+// the harness's own LD_PRELOAD library, clockshift, compiled at run time;
+// and the step of a Go holder's own wall clock for F17 (BuildShifted,
+// Observed, GoShiftEnv): the holder built with a patched time package.
 package clock
 
 import (

@@ -35,8 +35,10 @@
 // split majority (a master
 // restarted empty while a holder's grant lives on a bare majority), a step
 // of the Redis server's wall clock (libfaketime, or where that fails the
-// harness's own LD_PRELOAD library), and a holder clock that runs slow (an
-// injected leasehold.Clock, package clock). Every acquire, renew, release, loss signal
+// harness's own LD_PRELOAD library), a holder clock that runs slow (an
+// injected leasehold.Clock, package clock: 0.5% slow, within the client's
+// Rho, and 40% slow, beyond it), and a step of one holder's wall clock
+// alone (a holder built with a patched time package, package clock). Every acquire, renew, release, loss signal
 // and protected operation is recorded with CLOCK_MONOTONIC timestamps, which
 // are system-wide on Linux, so holder, resource and harness events share one
 // time line.
@@ -76,9 +78,10 @@
 //     clean-up's lost reply and delayed requests);
 //   - faults/proxy/pgwire: the PostgreSQL wire readers the postgres
 //     backend gives the proxy for the late clean-up (F5c);
-//   - faults/clock: the holders' slow clock (F12) and the step of the
+//   - faults/clock: the holders' slow clock (F12, F12b), the step of the
 //     Redis server's wall clock (F11: libfaketime or the clockshift
-//     LD_PRELOAD library);
+//     LD_PRELOAD library) and the build of the holder whose wall clock
+//     F17 steps (go build -overlay with a patched time package);
 //   - faults/resource: the protected resource the holders write to, and
 //     their client for it;
 //   - faults/stall: W7, fence.Middleware under stalled writers, over one of
@@ -86,8 +89,9 @@
 //
 // Files here: run.go and harness.go (Run and its phases), faults.go (the
 // fault table) with its injectors (episodes.go, netfaults.go,
-// storefaults.go, latecleanup.go), backend.go and backend_<store>.go (the
-// backends; redisclock.go installs the clock step in the Redis one),
+// storefaults.go, latecleanup.go, wallclock.go), backend.go and
+// backend_<store>.go (the backends; redisclock.go installs the clock step
+// in the Redis one),
 // registry.go (the backends' names), holder.go and recstore.go (the
 // holder process), cli*.go (the CLI workload) and procs.go (process
 // helpers over internal/testserver).

@@ -38,6 +38,8 @@ var faultTable = []fault{
 	{check.F10, leaderKiller, (*harness).killLeader},
 	{check.F11, clockStepper, (*harness).stepClock},
 	{check.F12, always, (*harness).slowClock},
+	{check.F12b, always, (*harness).slowClockWithin},
+	{check.F17, wallShifter, (*harness).stepHolderWall},
 }
 
 // faultByID returns the row of class id.

@@ -34,11 +34,11 @@ func TestFaultTableMatchesCatalogue(t *testing.T) {
 func TestClassesOnTheEmbeddedStore(t *testing.T) {
 	h := &harness{cfg: RunConfig{Backend: &SQLite{}}}
 	got := h.classes()
-	want := []string{"F1", "F2", "F2", "F3", "F6", "F9", "F12"}
+	want := []string{"F1", "F2", "F2", "F3", "F6", "F9", "F12", "F12b"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("classes %v, want %v", got, want)
 	}
-	for _, c := range []string{"F4", "F5", "F5c", "F7", "F8", "F9b", "F9m", "F10", "F11"} {
+	for _, c := range []string{"F4", "F5", "F5c", "F7", "F8", "F9b", "F9m", "F10", "F11", "F17"} {
 		found := false
 		for _, n := range h.notes {
 			if len(n) > len(c) && n[:len(c)+2] == c+" (" {
@@ -62,15 +62,15 @@ func TestClassesOnTheEmbeddedStore(t *testing.T) {
 func TestClassesOnReplicatedStores(t *testing.T) {
 	zk := &ZooKeeper{z: &testserver.ZooKeeper{Nodes: []*testserver.ZooKeeperNode{{ID: 1, Port: 1}, {ID: 2, Port: 2}, {ID: 3, Port: 3}}}}
 	cs := &Consul{c: &testserver.Consul{Agents: []*testserver.ConsulAgent{{HTTPPort: 1}, {HTTPPort: 2}, {HTTPPort: 3}}}}
-	base := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F12"}
+	base := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F12", "F12b"}
 	// Consul also runs F9b: its servers restarted without their data are
 	// what a -dev agent's restart is.
-	withWipe := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F9b", "F10", "F12"}
+	withWipe := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F9b", "F10", "F12", "F12b"}
 	for _, c := range []struct {
 		b     Backend
 		want  []string
 		notes int
-	}{{zk, base, 4}, {cs, withWipe, 3}} { // notes: F5c, F9b (not Consul), F9m, F11
+	}{{zk, base, 5}, {cs, withWipe, 4}} { // notes: F5c, F9b (not Consul), F9m, F11, F17 (no WallHolderCmd)
 		b := c.b
 		h := &harness{cfg: RunConfig{Backend: b}}
 		if got := h.classes(); !slices.Equal(got, c.want) {
@@ -93,7 +93,7 @@ func TestClassesOnReplicatedStores(t *testing.T) {
 func TestClassesOnS3(t *testing.T) {
 	h := &harness{cfg: RunConfig{Backend: &S3{srv: &testserver.Versity{Port: 1}}}}
 	got := h.classes()
-	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F12"}
+	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F12", "F12b"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("classes %v, want %v", got, want)
 	}
@@ -123,13 +123,67 @@ func (netStore) RestartStore(context.Context, bool) error { return nil }
 func TestClassesOnANetworkedStore(t *testing.T) {
 	h := &harness{cfg: RunConfig{Backend: &netStore{}}}
 	got := h.classes()
-	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F12"}
+	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F12", "F12b"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("classes %v, want %v", got, want)
 	}
 	for _, n := range h.notes {
 		if strings.Contains(n, "no network") || strings.Contains(n, "no server process") {
 			t.Errorf("note on a networked store with a server: %q", n)
+		}
+	}
+}
+
+// F17 runs on every store when the harness has the holder built with the
+// patched time package, and is noted as not run, with why, when it has
+// not; on the embedded store, whose expiries are the host's wall time, a
+// remark says what the step means there.
+func TestWallStepApplies(t *testing.T) {
+	wall := []string{"/bin/faults-wallclock", "holder"}
+	for _, c := range []struct {
+		name string
+		b    Backend
+		wall []string
+		runs bool
+		note string
+	}{
+		{"embedded, no wall holder", &SQLite{}, nil, false, "F17 (holder wall clock stepped forward, then back, by 3-5 x TTL while it holds (time.Now's wall reading only, monotonic clock untouched: a holder built with a patched time package)): not run: no holder built with the patched time package"},
+		{"networked, no wall holder", &netStore{}, nil, false, "): not run: no holder built with the patched time package"},
+		{"embedded", &SQLite{}, wall, true, "F17 on the embedded store: its expiries are the host's wall time"},
+		{"networked", &netStore{}, wall, true, ""},
+	} {
+		h := &harness{cfg: RunConfig{Backend: c.b, WallHolderCmd: c.wall, Faults: []string{check.F17}}}
+		got := h.classes()
+		if runs := slices.Equal(got, []string{check.F17}); runs != c.runs {
+			t.Errorf("%s: classes %v, want F17 run: %v", c.name, got, c.runs)
+		}
+		switch {
+		case c.note == "" && len(h.notes) != 0:
+			t.Errorf("%s: notes %q, want none", c.name, h.notes)
+		case c.note != "" && (len(h.notes) != 1 || !strings.Contains(h.notes[0], c.note)):
+			t.Errorf("%s: notes %q, want one with %q", c.name, h.notes, c.note)
+		}
+	}
+}
+
+// Concurrent holders under F17 are a missed target on a networked store
+// (its clock is the server's) and not on the embedded one (the holder's
+// wall clock is its clock).
+func TestJudgeWallStep(t *testing.T) {
+	for _, c := range []struct {
+		b      Backend
+		double map[string]int
+		missed int
+	}{
+		{&netStore{}, map[string]int{check.F17: 2}, 1},
+		{&netStore{}, map[string]int{check.F12: 2, "none": 1}, 0},
+		{&SQLite{}, map[string]int{check.F17: 2}, 0},
+	} {
+		h := &harness{cfg: RunConfig{Backend: c.b}}
+		r := &check.RunResult{Metrics: &check.Metrics{DoubleByFault: c.double}}
+		h.judgeWallStep(r)
+		if len(r.Missed) != c.missed {
+			t.Errorf("%s, concurrent holders %v: missed %q, want %d", c.b.Name(), c.double, r.Missed, c.missed)
 		}
 	}
 }

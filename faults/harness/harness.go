@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/clock"
 	"github.com/leasehold-go/leasehold/faults/history"
 	"github.com/leasehold-go/leasehold/faults/proxy"
 	"github.com/leasehold-go/leasehold/faults/resource"
@@ -23,7 +24,8 @@ type slot struct {
 	idx     int
 	gen     int
 	rate    float64
-	long    bool // holds each key until it loses it
+	long    bool   // holds each key until it loses it
+	shift   string // its wall-clock offset file (F17): run as cfg.WallHolderCmd
 	proxies []*proxy.Proxy
 	proc    *testserver.Process
 	id      string
@@ -38,7 +40,7 @@ type harness struct {
 	rng        *rand.Rand
 	url        string
 	slots      []*slot
-	extra      *slot // the slow-clock holder's slot (F12)
+	extra      *slot // the extra holder's slot (F12, F12b, F9m, F17)
 	reads      chan history.Event
 	procs      procSet
 	notes      []string
@@ -183,7 +185,12 @@ func (h *harness) spawn(s *slot) error {
 		hc.OpsMin, hc.OpsMax = 1000, 1000
 	}
 	argv := append(append([]string(nil), h.cfg.HolderCmd...), hc.Args()...)
-	p, err := startProc(s.id, argv, h.cfg.HolderEnv, filepath.Join(h.cfg.Dir, "log-"+s.id+".txt"))
+	env := h.cfg.HolderEnv
+	if s.shift != "" {
+		argv = append(append([]string(nil), h.cfg.WallHolderCmd...), hc.Args()...)
+		env = append(append([]string(nil), env...), clock.GoShiftEnv+"="+s.shift)
+	}
+	p, err := startProc(s.id, argv, env, filepath.Join(h.cfg.Dir, "log-"+s.id+".txt"))
 	if err != nil {
 		return err
 	}

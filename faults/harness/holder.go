@@ -128,7 +128,8 @@ func RunHolder(ctx context.Context, cfg HolderConfig, open Opener) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, stopSigs...)
 	defer stop()
-	rec.Record(history.Event{Kind: history.EvStart, Note: fmt.Sprintf("pid=%d rate=%g", os.Getpid(), cfg.Rate)})
+	rec.Record(history.Event{Kind: history.EvStart, Note: fmt.Sprintf("pid=%d rate=%g%s", os.Getpid(), cfg.Rate, wallNote())})
+	go watchWall(ctx, rec, max(cfg.TTL/20, 5*time.Millisecond))
 
 	store, err := openRetry(ctx, cfg, open, rec)
 	if err != nil {

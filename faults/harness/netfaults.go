@@ -4,6 +4,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/faults/check"
 )
 
@@ -75,22 +76,34 @@ func (h *harness) resets() error {
 // beyond the client's Rho), is cut from the store for 2 x TTL while it
 // holds a key: while it cannot renew, it believes in its lease for 1/0.6
 // of the time the store keeps it.
-func (h *harness) slowClock() error {
+func (h *harness) slowClock() error { return h.skewedHolder(check.F12, 0.6) }
+
+// slowClockWithin is F12b: the same with a clock 0.5% slow, within the
+// client's default Rho (1%), the rate error the design claims to
+// tolerate: its deadline still ends before the store's expiry, and the
+// checkers hold its operations to the true clock's deadline.
+func (h *harness) slowClockWithin() error {
+	return h.skewedHolder(check.F12b, 1-leasehold.DefaultRho/2)
+}
+
+// skewedHolder spawns the extra holder with its clock at rate and cuts it
+// from the store for 2 x TTL while it holds a key.
+func (h *harness) skewedHolder(class string, rate float64) error {
 	T := h.cfg.TTL
 	x := h.extra
-	x.rate, x.long = 0.6, true
+	x.rate, x.long, x.shift = rate, true, ""
 	if err := h.spawn(x); err != nil {
 		return err
 	}
 	s := h.reader([]*slot{x}, 20*T+5*time.Second)
 	if s == nil {
 		x.proc.Halt(syscall.SIGTERM, 2*time.Second)
-		h.remark("F12: in some episodes the slow-clock holder never got a key")
+		h.remark(class + ": in some episodes the slow-clock holder never got a key")
 		return nil
 	}
-	h.fault(check.F12, s.id, "on", "partition")
+	h.fault(class, s.id, "on", "partition")
 	h.cutFor(s)
-	h.fault(check.F12, s.id, "off", "")
+	h.fault(class, s.id, "off", "")
 	h.sleep(T)
 	x.proc.Halt(syscall.SIGTERM, 2*time.Second)
 	h.sleep(h.ttlx(1.5))

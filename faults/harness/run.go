@@ -25,10 +25,14 @@ type RunConfig struct {
 	// {"/path/to/faults", "holder"}. HolderEnv is added to its environment.
 	HolderCmd []string
 	HolderEnv []string
-	Dir       string        // run directory: histories, logs, the store's files
-	Holders   int           // holder processes; default 3
-	Keys      []string      // keys they contend for; default k0, k1
-	TTL       time.Duration // default 1 s; raised to the store's MinTTL
+	// WallHolderCmd starts the holder whose wall clock F17 steps: the
+	// same holder built with the patched time package
+	// (clock.BuildShifted). Empty: F17 is not run.
+	WallHolderCmd []string
+	Dir           string        // run directory: histories, logs, the store's files
+	Holders       int           // holder processes; default 3
+	Keys          []string      // keys they contend for; default k0, k1
+	TTL           time.Duration // default 1 s; raised to the store's MinTTL
 	// Duration is how long the fault schedule runs; the schedule goes
 	// through every fault class at least once, in an order drawn from
 	// Seed, and repeats until Duration has passed.
@@ -112,6 +116,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *check.RunResult, err error) {
 	result.Metrics = check.Run(evs, check.Params{TTL: h.cfg.TTL, QuietFrom: quietFrom, End: end, Final: final})
 	result.Notes = h.notes
 	check.Judge(result)
+	h.judgeWallStep(result)
 	return result, nil
 }
 

@@ -146,7 +146,7 @@ func (h *harness) splitMajority() error {
 	T := h.cfg.TTL
 	ms := h.cfg.Backend.(MajorityStore)
 	x := h.extra
-	x.rate, x.long = 1, true
+	x.rate, x.long, x.shift = 1, true, ""
 	if err := h.spawn(x); err != nil {
 		return err
 	}

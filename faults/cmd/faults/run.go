@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/harness"
 	"github.com/leasehold-go/leasehold/faults/report"
 )
@@ -63,8 +65,16 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if *only != "" {
 		fl = strings.Split(*only, ",")
 	}
+	var wall []string
+	if !*mutation && (len(fl) == 0 || slices.Contains(fl, check.F17)) {
+		var cleanup func()
+		if wall, cleanup, err = wallHolder(ctx); err != nil {
+			return 0, err
+		}
+		defer cleanup()
+	}
 	r, err := harness.Run(ctx, harness.RunConfig{
-		Backend: b, Open: open, HolderCmd: hc, Dir: filepath.Clean(d),
+		Backend: b, Open: open, HolderCmd: hc, WallHolderCmd: wall, Dir: filepath.Clean(d),
 		TTL: *ttl, Duration: time.Duration(*seconds) * time.Second, Seed: *seed,
 		Mutation: *mutation, Faults: fl, Log: logf,
 	})

@@ -129,6 +129,7 @@ func (c suiteConfig) plan() map[string][]task {
 type suite struct {
 	cfg  suiteConfig
 	hc   []string // the holder command
+	wall []string // the holder command with the patched time package (F17)
 	lh   string   // the leasehold binary, for the CLI workload
 	root string   // the runs' directories
 
@@ -153,6 +154,12 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	if s.hc, err = holderCmd(); err != nil {
 		return 0, err
 	}
+	wall, cleanup, err := wallHolder(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	s.wall = wall
 	if len(cfg.cliNames) > 0 {
 		bin, cleanup, err := leaseholdBinary(cfg.lhBin)
 		if err != nil {
@@ -254,7 +261,7 @@ func (s *suite) runStall(ctx context.Context, tk task) {
 
 // runTask runs one regular or mutation run.
 func (s *suite) runTask(ctx context.Context, tk task) {
-	r, dir, err := runOne(ctx, tk, s.hc, s.root, s.cfg.ttl, s.cfg.secs)
+	r, dir, err := runOne(ctx, tk, s.hc, s.wall, s.root, s.cfg.ttl, s.cfg.secs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -353,7 +360,7 @@ func printStores(sums []*report.StoreSummary) int {
 	return code
 }
 
-func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Duration, secs int) (*check.RunResult, string, error) {
+func runOne(ctx context.Context, tk task, hc, wall []string, root string, ttl time.Duration, secs int) (*check.RunResult, string, error) {
 	kind := "run"
 	if tk.mutation {
 		kind = "mutation"
@@ -368,7 +375,7 @@ func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Dur
 		d = 0
 	}
 	r, err := harness.Run(ctx, harness.RunConfig{
-		Backend: b, Open: open, HolderCmd: hc, Dir: dir, TTL: ttl, Duration: d,
+		Backend: b, Open: open, HolderCmd: hc, WallHolderCmd: wall, Dir: dir, TTL: ttl, Duration: d,
 		Seed: tk.seed, Mutation: tk.mutation,
 		Log: func(format string, a ...any) { logf("[%s %d] "+format, append([]any{tk.store, tk.seed}, a...)...) },
 	})
