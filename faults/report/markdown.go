@@ -34,7 +34,8 @@ func (p *page) header(mode, command string, when time.Time) {
 	w("These figures come from the fault-injection harness in `faults/` (%s mode), run against the real servers\n", mode)
 	w("on one 2-core Linux machine shared with other work. Reproduce them with:\n\n    %s\n\n", command)
 	w("Each figure reads *value of N (runs x seconds per run, seeds)*. Zero failures in N trials bounds the\n")
-	w("rate at about 3/N. What the workloads (W1-W5, W7) and faults (F1-F12) are is explained below the tables.\n\n")
+	w("rate at about 3/N. What the workloads (W1-W5, W7) and faults (%s-%s) are is explained below the tables.\n\n",
+		check.Faults[0].ID, check.Faults[len(check.Faults)-1].ID)
 }
 
 // targets is the table of targets, one row per store.
