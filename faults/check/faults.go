@@ -26,6 +26,10 @@ const (
 	F10 = "F10"
 	F11 = "F11"
 	F12 = "F12"
+	F13 = "F13"
+	F14 = "F14"
+	F15 = "F15"
+	F16 = "F16"
 )
 
 // Faults are the main workload's fault classes, in the order of the report.
@@ -45,6 +49,10 @@ var Faults = []Fault{
 	{F10, "leader SIGKILL (3-node cluster), restart after 2 x TTL"},
 	{F11, "store server clock step"},
 	{F12, "holder clock 40% slow (injected clock), partitioned for 2 x TTL"},
+	{F13, "the leader cut from both followers (3-member cluster) until a new leader is elected, 2.5 x TTL at least, then healed; the holders still reach every member"},
+	{F14, "one follower cut from the others for 2.5 x TTL, holders' clients still attached to it (pinned), then healed"},
+	{F15, "a bridge for 2.5 x TTL: the leader and a follower cut from each other, the third member sees both; then healed"},
+	{F16, "flapping member partitions: a new random cut every TTL/2 for 4 x TTL, then healed"},
 }
 
 // The CLI workload's fault IDs.

@@ -38,6 +38,10 @@ var faultTable = []fault{
 	{check.F10, leaderKiller, (*harness).killLeader},
 	{check.F11, clockStepper, (*harness).stepClock},
 	{check.F12, always, (*harness).slowClock},
+	{check.F13, memberPartitioner, (*harness).isolateLeader},
+	{check.F14, memberPartitioner, (*harness).isolateMinority},
+	{check.F15, memberPartitioner, (*harness).bridge},
+	{check.F16, memberPartitioner, (*harness).flap},
 }
 
 // faultByID returns the row of class id.

@@ -70,7 +70,7 @@ func TestClassesOnReplicatedStores(t *testing.T) {
 		b     Backend
 		want  []string
 		notes int
-	}{{zk, base, 4}, {cs, withWipe, 3}} { // notes: F5c, F9b (not Consul), F9m, F11
+	}{{zk, base, 8}, {cs, withWipe, 7}} { // notes: F5c, F9b (not Consul), F9m, F11, F13-F16
 		b := c.b
 		h := &harness{cfg: RunConfig{Backend: b}}
 		if got := h.classes(); !slices.Equal(got, c.want) {

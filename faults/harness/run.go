@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *check.RunResult, err error) {
 	result.Metrics = check.Run(evs, check.Params{TTL: h.cfg.TTL, QuietFrom: quietFrom, End: end, Final: final})
 	result.Notes = h.notes
 	check.Judge(result)
+	result.Invalid = append(result.Invalid, h.invalid...)
 	return result, nil
 }
 

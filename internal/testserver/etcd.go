@@ -67,6 +67,7 @@ type EtcdNode struct {
 	Dir       string // its data folder
 
 	mu    sync.Mutex
+	id    string // its member ID, once its status was read
 	state string // --initial-cluster-state: "new" at first, then "existing"
 	down  bool   // stopped on purpose (Kill, StopNode), not crashed
 }

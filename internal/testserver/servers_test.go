@@ -122,6 +122,14 @@ func TestEtcdCluster(t *testing.T) {
 	if err != nil || next == leader {
 		t.Fatalf("new leader %d (old %d): %v", next, leader, err)
 	}
+	for i := range c.Nodes {
+		if i == leader {
+			continue
+		}
+		if seen, err := c.LeaderSeen(ctxT(t), i); err != nil || seen != next {
+			t.Fatalf("member %d follows %d (%v), want the leader %d", i, seen, err, next)
+		}
+	}
 	if err := c.Restart(leader); err != nil {
 		t.Fatal(err)
 	}
