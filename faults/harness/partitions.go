@@ -65,7 +65,7 @@ func (h *harness) isolateLeader() error {
 	if err := mp.Lab().Isolate(h.ctx, l); err != nil {
 		return err
 	}
-	bit := h.watchLeaders(mp, start.Add(partitionBiteLimit), func(j, seen int) bool {
+	bit := h.watchLeaders(mp, start, start.Add(partitionBiteLimit), func(j, seen int) bool {
 		return j != l && seen >= 0 && seen != l
 	})
 	h.sleep(time.Until(start.Add(h.ttlx(partitionHold))))
@@ -87,7 +87,7 @@ func (h *harness) isolateMinority() error {
 	if err := mp.Lab().Isolate(h.ctx, f); err != nil {
 		return err
 	}
-	bit := h.watchLeaders(mp, start.Add(h.ttlx(partitionHold)), func(j, seen int) bool {
+	bit := h.watchLeaders(mp, start, start.Add(h.ttlx(partitionHold)), func(j, seen int) bool {
 		return j == f && seen < 0
 	})
 	h.sleep(time.Until(start.Add(h.ttlx(partitionHold))))
@@ -109,7 +109,7 @@ func (h *harness) bridge() error {
 	if err := mp.Lab().Cut(h.ctx, l, f); err != nil {
 		return err
 	}
-	bit := h.watchLeaders(mp, start.Add(h.ttlx(partitionHold)), func(j, seen int) bool {
+	bit := h.watchLeaders(mp, start, start.Add(h.ttlx(partitionHold)), func(j, seen int) bool {
 		return (j == f && seen < 0) || (seen >= 0 && seen != l)
 	})
 	h.sleep(time.Until(start.Add(h.ttlx(partitionHold))))
@@ -127,7 +127,7 @@ func (h *harness) flap() error {
 		return err
 	}
 	h.fault(check.F16, "store", "on", fmt.Sprintf("%d cuts, one every %s", flaps, h.cfg.TTL/2))
-	bit := false
+	bitten := 0
 	for range flaps {
 		if err := lab.Heal(h.ctx); err != nil {
 			return err
@@ -147,11 +147,16 @@ func (h *harness) flap() error {
 			return err
 		}
 		h.rec.Record(history.Event{Kind: history.EvMark, Target: "store", Note: "F16: " + what})
-		end := time.Now().Add(h.cfg.TTL / 2)
-		if h.watchLeaders(mp, end, func(_, seen int) bool { return seen < 0 || seen != l }) {
-			bit = true
+		start := time.Now()
+		end := start.Add(h.cfg.TTL / 2)
+		if h.watchLeaders(mp, start, end, func(_, seen int) bool { return seen < 0 || seen != l }) != "" {
+			bitten++
 		}
 		h.sleep(time.Until(end))
+	}
+	bit := ""
+	if bitten > 0 {
+		bit = fmt.Sprintf("%d of %d cuts left a member without its leader or moved the leadership", bitten, flaps)
 	}
 	return h.healMembers(check.F16, mp, bit, "no member lost its leader and the leadership never moved")
 }
@@ -188,20 +193,24 @@ func (h *harness) follower(mp MemberPartitioner, l int) int {
 
 // watchLeaders asks every member, again and again until bit holds for one
 // of them (member j follows seen, -1 for none) or until end, which leader
-// it follows; it reports whether bit held. A member that does not answer
-// is passed over.
-func (h *harness) watchLeaders(mp MemberPartitioner, end time.Time, bit func(j, seen int) bool) bool {
+// it follows; it says what it saw when bit held, how long after start, and
+// "" when it never did. A member that does not answer is passed over.
+func (h *harness) watchLeaders(mp MemberPartitioner, start, end time.Time, bit func(j, seen int) bool) string {
 	for {
 		for j := range mp.Members() {
 			ctx, cancel := context.WithTimeout(h.ctx, time.Second)
 			seen, err := mp.LeaderSeen(ctx, j)
 			cancel()
 			if err == nil && bit(j, seen) {
-				return true
+				after := time.Since(start).Round(time.Millisecond)
+				if seen < 0 {
+					return fmt.Sprintf("member %d had no leader %s after the cut", j, after)
+				}
+				return fmt.Sprintf("member %d followed member %d %s after the cut", j, seen, after)
 			}
 		}
 		if !time.Now().Before(end) || h.ctx.Err() != nil {
-			return false
+			return ""
 		}
 		h.sleep(20 * time.Millisecond)
 	}
@@ -209,14 +218,14 @@ func (h *harness) watchLeaders(mp MemberPartitioner, end time.Time, bit func(j, 
 
 // healMembers ends a member partition of class c: every cut healed, then a
 // wait until every member follows one leader, then the backend's Heal, and
-// 2 x TTL of recovery. An episode that did not bite (why) makes the run
-// invalid.
-func (h *harness) healMembers(c string, mp MemberPartitioner, bit bool, why string) error {
+// 2 x TTL of recovery. An episode that did not bite (bit "", why not) makes
+// the run invalid.
+func (h *harness) healMembers(c string, mp MemberPartitioner, bit, why string) error {
 	if err := mp.Lab().Heal(h.ctx); err != nil {
 		return err
 	}
-	note := "healed"
-	if !bit {
+	note := "healed; bit: " + bit
+	if bit == "" {
 		note = "healed; did not bite: " + why
 		h.invalidate(c + " (" + check.Describe(c) + "): " + why)
 	}
