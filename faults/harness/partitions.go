@@ -52,68 +52,80 @@ func memberPartitioner(h *harness) (bool, string) {
 	return false, "a single server: no members to cut"
 }
 
+// memberCut is one episode of F13, F14 or F15: a cut around the leader l
+// and a victim v (the leader itself, or a follower), kept 2.5 x TTL and
+// until bit holds for some member j (following seen, -1 for none) or
+// limit passes, then healed.
+type memberCut struct {
+	class    string
+	follower bool // the victim is a follower, else the leader
+	what     func(l, v int) string
+	cut      func(ctx context.Context, lab *netlab.Lab, l, v int) error
+	limit    time.Duration // 0: 2.5 x TTL
+	bit      func(l, v, j, seen int) bool
+	why      string // what did not happen when it did not bite
+}
+
 // isolateLeader is F13: the leader cut from both followers until they
 // elect a new leader (the bit), 2.5 x TTL at least, then healed.
 func (h *harness) isolateLeader() error {
-	mp := h.cfg.Backend.(MemberPartitioner)
-	l, err := h.leaderMember(mp)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	h.fault(check.F13, "store", "on", fmt.Sprintf("member %d (the leader) isolated", l))
-	if err := mp.Lab().Isolate(h.ctx, l); err != nil {
-		return err
-	}
-	bit := h.watchLeaders(mp, start, start.Add(partitionBiteLimit), func(j, seen int) bool {
-		return j != l && seen >= 0 && seen != l
+	return h.cutMembers(memberCut{
+		class: check.F13,
+		what:  func(l, _ int) string { return fmt.Sprintf("member %d (the leader) isolated", l) },
+		cut:   func(ctx context.Context, lab *netlab.Lab, l, _ int) error { return lab.Isolate(ctx, l) },
+		limit: partitionBiteLimit,
+		bit:   func(l, _, j, seen int) bool { return j != l && seen >= 0 && seen != l },
+		why:   "no follower elected a new leader while the leader was isolated",
 	})
-	h.sleep(time.Until(start.Add(h.ttlx(partitionHold))))
-	return h.healMembers(check.F13, mp, bit, "no follower elected a new leader while the leader was isolated")
 }
 
 // isolateMinority is F14: a follower cut from the others for 2.5 x TTL,
 // one that some holders are pinned to if there is one; it must lose its
 // leader (the bit).
 func (h *harness) isolateMinority() error {
-	mp := h.cfg.Backend.(MemberPartitioner)
-	l, err := h.leaderMember(mp)
-	if err != nil {
-		return err
-	}
-	f := h.follower(mp, l)
-	start := time.Now()
-	h.fault(check.F14, "store", "on", fmt.Sprintf("member %d (a follower; attached %v) isolated", f, mp.AttachedMembers()))
-	if err := mp.Lab().Isolate(h.ctx, f); err != nil {
-		return err
-	}
-	bit := h.watchLeaders(mp, start, start.Add(h.ttlx(partitionHold)), func(j, seen int) bool {
-		return j == f && seen < 0
+	return h.cutMembers(memberCut{
+		class: check.F14, follower: true,
+		what: func(_, f int) string { return fmt.Sprintf("member %d (a follower) isolated", f) },
+		cut:  func(ctx context.Context, lab *netlab.Lab, _, f int) error { return lab.Isolate(ctx, f) },
+		bit:  func(_, f, j, seen int) bool { return j == f && seen < 0 },
+		why:  "the isolated follower never lost its leader",
 	})
-	h.sleep(time.Until(start.Add(h.ttlx(partitionHold))))
-	return h.healMembers(check.F14, mp, bit, "the isolated follower never lost its leader")
 }
 
 // bridge is F15: the leader and a follower cut from each other for 2.5 x
 // TTL, the third member still sees both. It bites when the cut follower
 // loses its leader or the leadership moves.
 func (h *harness) bridge() error {
+	return h.cutMembers(memberCut{
+		class: check.F15, follower: true,
+		what: func(l, f int) string { return fmt.Sprintf("members %d (the leader) and %d cut from each other", l, f) },
+		cut:  func(ctx context.Context, lab *netlab.Lab, l, f int) error { return lab.Cut(ctx, l, f) },
+		bit:  func(l, f, j, seen int) bool { return (j == f && seen < 0) || (seen >= 0 && seen != l) },
+		why:  "the follower cut from the leader never lost it, and the leadership never moved",
+	})
+}
+
+// cutMembers runs one episode of mc.
+func (h *harness) cutMembers(mc memberCut) error {
 	mp := h.cfg.Backend.(MemberPartitioner)
 	l, err := h.leaderMember(mp)
 	if err != nil {
 		return err
 	}
-	f := h.follower(mp, l)
-	start := time.Now()
-	h.fault(check.F15, "store", "on", fmt.Sprintf("members %d (the leader) and %d cut from each other", l, f))
-	if err := mp.Lab().Cut(h.ctx, l, f); err != nil {
+	v := l
+	if mc.follower {
+		v = h.follower(mp, l)
+	}
+	start, hold := time.Now(), h.ttlx(partitionHold)
+	h.fault(mc.class, "store", "on", fmt.Sprintf("%s; holders pinned to %v", mc.what(l, v), mp.AttachedMembers()))
+	if err := mc.cut(h.ctx, mp.Lab(), l, v); err != nil {
 		return err
 	}
-	bit := h.watchLeaders(mp, start, start.Add(h.ttlx(partitionHold)), func(j, seen int) bool {
-		return (j == f && seen < 0) || (seen >= 0 && seen != l)
+	bit := h.watchLeaders(mp, start, start.Add(max(mc.limit, hold)), func(j, seen int) bool {
+		return mc.bit(l, v, j, seen)
 	})
-	h.sleep(time.Until(start.Add(h.ttlx(partitionHold))))
-	return h.healMembers(check.F15, mp, bit, "the follower cut from the leader never lost it, and the leadership never moved")
+	h.sleep(time.Until(start.Add(hold)))
+	return h.healMembers(mc.class, mp, bit, mc.why)
 }
 
 // flap is F16: a new random cut every TTL/2 (a member isolated, or two
