@@ -28,8 +28,13 @@ const (
 	F12 = "F12"
 	// F12b and F17 are the holder's clock faults within the design's
 	// claims (issue 31): a rate error within Options.Rho, and a step of
-	// the holder's wall clock.
+	// the holder's wall clock. F13-F16 cut the links between the members
+	// of a 3-member cluster (faults/netlab).
 	F12b = "F12b"
+	F13  = "F13"
+	F14  = "F14"
+	F15  = "F15"
+	F16  = "F16"
 	F17  = "F17"
 )
 
@@ -51,6 +56,10 @@ var Faults = []Fault{
 	{F11, "store server clock step"},
 	{F12, "holder clock 40% slow (injected clock), partitioned for 2 x TTL: BEYOND the design's claim (Options.Rho, 1%); the holder believes in its lease for 1.65 x the store's TTL, so concurrent holders are expected and it shows the fence still refuses the stale writes"},
 	{F12b, "holder clock 0.5% slow (injected clock), partitioned for 2 x TTL: WITHIN the design's claim (Options.Rho, 1%); its operations are held to the true clock's deadline"},
+	{F13, "the leader cut from both followers (3-member cluster) until a new leader is elected, 2.5 x TTL at least, then healed; the holders still reach every member"},
+	{F14, "one follower cut from the others for 2.5 x TTL, holders' clients still attached to it (pinned), then healed"},
+	{F15, "a bridge for 2.5 x TTL: the leader and a follower cut from each other, the third member sees both; then healed"},
+	{F16, "flapping member partitions: a new random cut every TTL/2 for 4 x TTL, then healed"},
 	{F17, "holder wall clock stepped forward, then back, by 3-5 x TTL while it holds (time.Now's wall reading only, monotonic clock untouched: a holder built with a patched time package)"},
 }
 

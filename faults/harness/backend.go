@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/netlab"
 )
 
 // Backend is a store under test: it starts the store's real servers (or
@@ -65,6 +67,38 @@ type MajorityStore interface {
 type LeaderKiller interface {
 	KillLeader(ctx context.Context) (string, error)
 	RestartNode(ctx context.Context, node string) error
+}
+
+// MemberPartitioner is a replicated store whose members run in the run's
+// network lab, member i in the lab's member i, so that the links between
+// members can be cut (F13-F16) while the holders, in the run's namespace,
+// still reach every member through their proxies.
+type MemberPartitioner interface {
+	// Lab is the lab the members run in; nil when the run has none
+	// (LEASEHOLD_NETLAB=off): the member partitions do not run then.
+	Lab() *netlab.Lab
+	// Members is the number of members.
+	Members() int
+	// LeaderMember returns the member that leads now (ask the members
+	// until one claims it; a partitioned old leader may still claim it:
+	// see LeaderSeen).
+	LeaderMember(ctx context.Context) (int, error)
+	// LeaderSeen returns the member that member i follows as its leader
+	// (i itself when it leads), or -1 when it has none (it lost its
+	// leader); an error when i does not answer.
+	LeaderSeen(ctx context.Context, i int) (int, error)
+	// AttachedMembers returns the members that some holders' clients are
+	// attached to (pinned: they talk to no other member), in order; nil
+	// when every holder's client spreads over all members. F14 isolates
+	// one of them if it can.
+	AttachedMembers() []int
+}
+
+// HolderURLer is a store that gives each holder slot a URL of its own (an
+// etcd holder pinned to one member), from the slot's index and its proxies
+// (in the order of Endpoints). Without it every holder gets URL(eps).
+type HolderURLer interface {
+	HolderURL(slot int, eps []string) string
 }
 
 // ClockStepper can step the store server's wall clock (F11), if

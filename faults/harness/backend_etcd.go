@@ -7,12 +7,23 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/netlab"
 )
 
-// Etcd is a 3-node etcd cluster on loopback ports (heartbeat 25 ms,
-// election timeout 250 ms, with fsync), built by scripts/install/etcd.sh.
+// Etcd is a 3-node etcd cluster (heartbeat 25 ms, election timeout
+// 250 ms, with fsync), built by scripts/install/etcd.sh. Inside the run's
+// private network namespace (netlab.Enter) its members run one per member
+// namespace of a network lab, on the lab's addresses, so that the links
+// between them can be cut (MemberPartitioner); elsewhere on loopback ports.
+//
+// Holder slot 0's client balances over every member; slot k >= 1's is
+// pinned to member (k-1) mod 3 (HolderURL), so that with the default three
+// holders, members 0 and 1 have a holder that talks to no other member: the
+// clients F14 leaves attached to an isolated follower.
 type Etcd struct {
-	c *testserver.Etcd
+	c   *testserver.Etcd
+	lab *netlab.Lab
 }
 
 // Name implements Backend.
@@ -44,8 +55,20 @@ const etcdWait = 60 * time.Second
 
 // Start implements Backend.
 func (b *Etcd) Start(ctx context.Context, dir string) error {
+	opts := testserver.EtcdOptions{Nodes: 3, Heartbeat: 25 * time.Millisecond, Election: 250 * time.Millisecond, Dir: dir}
+	if netlab.Inside() {
+		lab, err := netlab.New(ctx, opts.Nodes)
+		if err != nil {
+			return err
+		}
+		b.lab = lab
+		for i := range opts.Nodes {
+			opts.Hosts = append(opts.Hosts, lab.Addr(i))
+		}
+		opts.Prefix = lab.Prefix
+	}
 	var err error
-	b.c, err = testserver.StartEtcd(ctx, testserver.EtcdOptions{Nodes: 3, Heartbeat: 25 * time.Millisecond, Election: 250 * time.Millisecond, Dir: dir})
+	b.c, err = testserver.StartEtcd(ctx, opts)
 	return err
 }
 
@@ -71,13 +94,41 @@ func (b *Etcd) Endpoints() []string {
 // URL implements Backend.
 func (b *Etcd) URL(eps []string) string { return "etcd://" + strings.Join(eps, ",") }
 
+// HolderURL implements HolderURLer: slot 0 balances over every member,
+// slot k >= 1 is pinned to member (k-1) mod 3.
+func (b *Etcd) HolderURL(slot int, eps []string) string {
+	if slot == 0 || len(eps) == 0 {
+		return b.URL(eps)
+	}
+	return b.URL(eps[(slot-1)%len(eps) : (slot-1)%len(eps)+1])
+}
+
 // Close implements Backend.
 func (b *Etcd) Close() error {
 	if b.c != nil {
 		testserver.KillAll(b.procs()...)
 	}
+	if b.lab != nil {
+		return b.lab.Close()
+	}
 	return nil
 }
+
+// Lab implements MemberPartitioner.
+func (b *Etcd) Lab() *netlab.Lab { return b.lab }
+
+// Members implements MemberPartitioner.
+func (b *Etcd) Members() int { return len(b.c.Nodes) }
+
+// LeaderMember implements MemberPartitioner.
+func (b *Etcd) LeaderMember(ctx context.Context) (int, error) { return b.c.Leader(ctx) }
+
+// LeaderSeen implements MemberPartitioner.
+func (b *Etcd) LeaderSeen(ctx context.Context, i int) (int, error) { return b.c.LeaderSeen(ctx, i) }
+
+// AttachedMembers implements MemberPartitioner: the members that holder
+// slots 1 and 2 are pinned to (HolderURL).
+func (b *Etcd) AttachedMembers() []int { return []int{0, 1} }
 
 func (b *Etcd) procs() []*testserver.Process {
 	var ps []*testserver.Process

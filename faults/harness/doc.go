@@ -85,11 +85,13 @@
 //   - faults/resource: the protected resource the holders write to, and
 //     their client for it;
 //   - faults/stall: W7, fence.Middleware under stalled writers, over one of
-//     this package's backends.
+//     this package's backends;
+//   - faults/netlab: the run's private network namespace and the labs of
+//     member namespaces whose links the member partitions (F13-F16) cut.
 //
 // Files here: run.go and harness.go (Run and its phases), faults.go (the
 // fault table) with its injectors (episodes.go, netfaults.go,
-// storefaults.go, latecleanup.go, wallclock.go), backend.go and
+// storefaults.go, latecleanup.go, wallclock.go, partitions.go), backend.go and
 // backend_<store>.go (the backends; redisclock.go installs the clock step
 // in the Redis one),
 // registry.go (the backends' names), holder.go and recstore.go (the

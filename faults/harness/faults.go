@@ -39,6 +39,10 @@ var faultTable = []fault{
 	{check.F11, clockStepper, (*harness).stepClock},
 	{check.F12, always, (*harness).slowClock},
 	{check.F12b, always, (*harness).slowClockWithin},
+	{check.F13, memberPartitioner, (*harness).isolateLeader},
+	{check.F14, memberPartitioner, (*harness).isolateMinority},
+	{check.F15, memberPartitioner, (*harness).bridge},
+	{check.F16, memberPartitioner, (*harness).flap},
 	{check.F17, wallShifter, (*harness).stepHolderWall},
 }
 

@@ -70,7 +70,7 @@ func TestClassesOnReplicatedStores(t *testing.T) {
 		b     Backend
 		want  []string
 		notes int
-	}{{zk, base, 5}, {cs, withWipe, 4}} { // notes: F5c, F9b (not Consul), F9m, F11, F17 (no WallHolderCmd)
+	}{{zk, base, 9}, {cs, withWipe, 8}} { // notes: F5c, F9b (not Consul), F9m, F11, F13-F16, F17 (no WallHolderCmd)
 		b := c.b
 		h := &harness{cfg: RunConfig{Backend: b}}
 		if got := h.classes(); !slices.Equal(got, c.want) {

@@ -44,6 +44,7 @@ type harness struct {
 	reads      chan history.Event
 	procs      procSet
 	notes      []string
+	invalid    []string     // faults that did not bite, and how (the run proves nothing then)
 	bound      float64      // takeover bound, x TTL
 	pass       int          // the schedule's current pass
 	longPaused map[int]bool // passes that had their long F2 pause
@@ -170,7 +171,9 @@ func (h *harness) spawn(s *slot) error {
 		eps[i] = p.Addr()
 	}
 	url := h.url
-	if len(eps) > 0 {
+	if hu, ok := h.cfg.Backend.(HolderURLer); ok && len(eps) > 0 {
+		url = hu.HolderURL(s.idx, eps)
+	} else if len(eps) > 0 {
 		url = h.cfg.Backend.URL(eps)
 	}
 	hc := HolderConfig{

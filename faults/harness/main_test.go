@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/netlab"
 	"github.com/leasehold-go/leasehold/storeurl"
 )
 
@@ -37,6 +39,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// The tests' servers, holders and proxies run in a private network
+	// namespace, where the member partitions build their lab.
+	if err := netlab.Enter(); err != nil && !errors.Is(err, netlab.ErrOff) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	goleak.VerifyTestMain(m)
 }

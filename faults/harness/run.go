@@ -117,6 +117,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *check.RunResult, err error) {
 	result.Notes = h.notes
 	check.Judge(result)
 	h.judgeWallStep(result)
+	result.Invalid = append(result.Invalid, h.invalid...)
 	return result, nil
 }
 

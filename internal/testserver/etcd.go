@@ -33,17 +33,41 @@ type EtcdOptions struct {
 	// environment.
 	Args []string
 	Env  []string
+	// Hosts are the members' addresses, one per member, for their client
+	// and peer URLs; nil means 127.0.0.1 for all.
+	Hosts []string
+	// Prefix, if set, returns the argv prefix that starts member i (its
+	// Spec.Prefix): e.g. `ip netns exec NAME`, to run the member in a
+	// network namespace of its own, on its address of Hosts.
+	Prefix func(i int) []string
+}
+
+// host returns member i's address.
+func (o EtcdOptions) host(i int) string {
+	if i < len(o.Hosts) {
+		return o.Hosts[i]
+	}
+	return "127.0.0.1"
+}
+
+// prefix returns member i's argv prefix.
+func (o EtcdOptions) prefix(i int) []string {
+	if o.Prefix == nil {
+		return nil
+	}
+	return o.Prefix(i)
 }
 
 // EtcdNode is one etcd member.
 type EtcdNode struct {
 	*Process
 	Name      string
-	ClientURL string // http://127.0.0.1:port
+	ClientURL string // http://host:port (127.0.0.1 unless EtcdOptions.Hosts)
 	PeerURL   string
 	Dir       string // its data folder
 
 	mu    sync.Mutex
+	id    string // its member ID, once its status was read
 	state string // --initial-cluster-state: "new" at first, then "existing"
 	down  bool   // stopped on purpose (Kill, StopNode), not crashed
 }
@@ -74,6 +98,9 @@ func StartEtcd(ctx context.Context, opts EtcdOptions) (*Etcd, error) {
 	}
 	if opts.Election == 0 {
 		opts.Election = 250 * time.Millisecond
+	}
+	if opts.Hosts != nil && len(opts.Hosts) != opts.Nodes {
+		return nil, fmt.Errorf("testserver: %d etcd hosts for %d members", len(opts.Hosts), opts.Nodes)
 	}
 	var c *Etcd
 	rm, err := startAttempts(opts.Dir, "leasehold-etcd-", func(dir string) (err error) {
@@ -115,12 +142,12 @@ func startEtcd(ctx context.Context, dir, bin string, opts EtcdOptions) (*Etcd, e
 	for i := range opts.Nodes {
 		n := &EtcdNode{
 			Name:      fmt.Sprintf("n%d", i),
-			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]),
-			PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
+			ClientURL: fmt.Sprintf("http://%s:%d", opts.host(i), ports[2*i]),
+			PeerURL:   fmt.Sprintf("http://%s:%d", opts.host(i), ports[2*i+1]),
 			state:     "new",
 		}
 		n.Dir = filepath.Join(dir, n.Name)
-		n.Process = NewProcess(Spec{Name: "etcd " + n.Name, Path: bin, Env: opts.Env,
+		n.Process = NewProcess(Spec{Name: "etcd " + n.Name, Path: bin, Env: opts.Env, Prefix: opts.prefix(i),
 			Log: filepath.Join(dir, n.Name+".log"), StopGrace: 300 * time.Millisecond})
 		c.Nodes = append(c.Nodes, n)
 		initial = append(initial, n.Name+"="+n.PeerURL)

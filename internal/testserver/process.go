@@ -27,6 +27,12 @@ type Spec struct {
 	// Path is the binary; Args its arguments.
 	Path string
 	Args []string
+	// Prefix, if set, runs the server as Prefix + Path + Args: e.g.
+	// `ip netns exec NAME`, to start it in another network namespace. The
+	// prefix must exec the server in the same process (ip netns exec and
+	// nsenter do), so that signals, Pause's watch of /proc and the reaping
+	// act on the server itself.
+	Prefix []string
 	// Env is added to the test process's environment.
 	Env []string
 	// Dir is the working folder; "" means the test process's.
@@ -118,7 +124,8 @@ func (p *Process) Launch() error {
 		}
 		out = f
 	}
-	cmd := exec.Command(p.spec.Path, p.spec.Args...)
+	argv := append(append(append([]string(nil), p.spec.Prefix...), p.spec.Path), p.spec.Args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if p.spec.Env != nil {
 		cmd.Env = append(os.Environ(), p.spec.Env...)
 	}

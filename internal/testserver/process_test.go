@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,5 +133,42 @@ func TestKillAll(t *testing.T) {
 		if p.Running() {
 			t.Fatal("running after KillAll")
 		}
+	}
+}
+
+// A Spec's Prefix runs before the binary, and the process Pid, Pause and
+// Kill act on is the server's own (the prefix execs it).
+func TestPrefixExecsServer(t *testing.T) {
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	p, err := StartProcess(context.Background(), Spec{
+		Prefix: []string{"/usr/bin/env", "LEASEHOLD_PREFIX_MARK=1"},
+		Path:   "/bin/sh", Args: []string{"-c", "touch " + ready + "; while :; do sleep 0.05; done"},
+		Probe: func(context.Context) error { _, err := os.Stat(ready); return err },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.Pid()), "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(env), "LEASEHOLD_PREFIX_MARK=1") {
+		t.Fatal("the prefix did not run: its variable is not in the server's environment")
+	}
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(p.Pid()), "exe"))
+	if err != nil || !strings.HasSuffix(exe, "sh") {
+		t.Fatalf("the process Pid names is %q (%v), not the server (a shell)", exe, err)
+	}
+	if err := p.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	p.Kill()
+	if p.Running() {
+		t.Fatal("running after Kill")
 	}
 }

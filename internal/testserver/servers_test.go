@@ -3,6 +3,7 @@ package testserver
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,14 @@ func TestEtcdCluster(t *testing.T) {
 	if err != nil || next == leader {
 		t.Fatalf("new leader %d (old %d): %v", next, leader, err)
 	}
+	for i := range c.Nodes {
+		if i == leader {
+			continue
+		}
+		if seen, err := c.LeaderSeen(ctxT(t), i); err != nil || seen != next {
+			t.Fatalf("member %d follows %d (%v), want the leader %d", i, seen, err, next)
+		}
+	}
 	if err := c.Restart(leader); err != nil {
 		t.Fatal(err)
 	}
@@ -133,5 +142,28 @@ func TestEtcdSingleNode(t *testing.T) {
 	c := NewEtcd(t, EtcdOptions{})
 	if i, err := c.Leader(ctxT(t)); err != nil || i != 0 {
 		t.Fatalf("Leader = %d, %v", i, err)
+	}
+}
+
+// Per-member hosts and prefixes: each member listens on its own address
+// and starts through its prefix.
+func TestEtcdHostsPrefix(t *testing.T) {
+	hosts := []string{"127.0.0.11", "127.0.0.12", "127.0.0.13"}
+	c := NewEtcd(t, EtcdOptions{Nodes: 3, Hosts: hosts,
+		Prefix: func(i int) []string { return []string{"/usr/bin/env", "LEASEHOLD_MEMBER=" + strconv.Itoa(i)} }})
+	for i, n := range c.Nodes {
+		if !strings.HasPrefix(n.ClientURL, "http://"+hosts[i]+":") || !strings.HasPrefix(n.PeerURL, "http://"+hosts[i]+":") {
+			t.Fatalf("member %d: client %s, peer %s; want host %s", i, n.ClientURL, n.PeerURL, hosts[i])
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(n.Pid()) + "/environ")
+		if err != nil || !strings.Contains(string(env), "LEASEHOLD_MEMBER="+strconv.Itoa(i)+"\x00") {
+			t.Fatalf("member %d did not start through its prefix: %v", i, err)
+		}
+	}
+	if _, err := c.Leader(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartEtcd(ctxT(t), EtcdOptions{Nodes: 3, Hosts: hosts[:2]}); err == nil {
+		t.Fatal("StartEtcd with 2 hosts for 3 members did not fail")
 	}
 }

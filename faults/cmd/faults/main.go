@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -23,11 +24,21 @@ import (
 
 	"github.com/leasehold-go/leasehold/faults/clock"
 	"github.com/leasehold-go/leasehold/faults/harness"
+	"github.com/leasehold-go/leasehold/faults/netlab"
 )
 
 func main() {
 	if len(os.Args) < 2 {
 		usage()
+	}
+	switch os.Args[1] {
+	case "run", "suite", "cli", "stall":
+		// The run's servers, holders and proxies live in a private network
+		// namespace, where the member partitions (F13-F16) build their lab.
+		if err := netlab.Enter(); err != nil && !errors.Is(err, netlab.ErrOff) {
+			fmt.Fprintln(os.Stderr, "faults:", err)
+			os.Exit(1)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
