@@ -173,7 +173,7 @@ func (h *harness) spawn(s *slot) error {
 	}
 	hc := HolderConfig{
 		ID: s.id, URL: url, Resource: h.res.URL(), Keys: h.cfg.Keys, TTL: h.cfg.TTL,
-		Work: h.cfg.TTL / 5, OpsMin: 2, OpsMax: 6, Rate: s.rate,
+		Work: h.work(), Gap: h.gap(), OpsMin: h.cfg.OpsMin, OpsMax: h.cfg.OpsMax, Rate: s.rate,
 		History: filepath.Join(h.cfg.Dir, "hist-"+s.id+".jsonl"),
 		Seed:    h.cfg.Seed*1000 + uint64(s.idx)*10 + uint64(s.gen),
 	}
@@ -285,6 +285,23 @@ func (h *harness) reader(among []*slot, timeout time.Duration) *slot {
 
 func (h *harness) fault(class, target, phase, note string) {
 	h.rec.Record(history.Event{Kind: history.EvFault, Fault: class, Phase: phase, Target: target, Note: note})
+}
+
+// work is the holders' work step: the configured one, or DefaultWork of
+// the run's TTL (raised to the store's MinTTL by then).
+func (h *harness) work() time.Duration {
+	if h.cfg.Work > 0 {
+		return h.cfg.Work
+	}
+	return DefaultWork(h.cfg.TTL)
+}
+
+// gap is the holders' longest pause between holds, like work.
+func (h *harness) gap() time.Duration {
+	if h.cfg.Gap > 0 {
+		return h.cfg.Gap
+	}
+	return DefaultGap(h.cfg.TTL)
 }
 
 func (h *harness) ttlx(f float64) time.Duration {

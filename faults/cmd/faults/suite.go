@@ -43,6 +43,7 @@ type suiteConfig struct {
 	jsonOut   string
 	parallel  int
 	command   string
+	wl        workload
 }
 
 // parseSuite reads the suite's flags.
@@ -63,12 +64,21 @@ func parseSuite(args []string) (suiteConfig, error) {
 	stallSecs := fs.Int("stall-seconds", 0, "seconds of each W7 run (fence.Middleware under stalled writers, default options then UnsafeConcurrent; on sqlite, after its other runs); default 10 short, 60 long, negative: skip W7")
 	cliStores := fs.String("cli-stores", "sqlite,redis", "stores that also get a run of the leasehold run (CLI) workload (\"\": none)")
 	lhBin := fs.String("leasehold", "", "the leasehold binary for the CLI workload (default: built from ../cmd)")
+	readWorkload := workloadFlags(fs)
 	_ = fs.Parse(args)
 	if *short == *long {
 		return suiteConfig{}, fmt.Errorf("suite: give exactly one of -short and -long")
 	}
+	def := shortWorkload()
+	if *long {
+		def = longWorkload()
+	}
+	wl, err := readWorkload(def)
+	if err != nil {
+		return suiteConfig{}, err
+	}
 	c := suiteConfig{mode: "short", stores: *stores, nRuns: 1, ttl: 750 * time.Millisecond, mutStores: "sqlite", w7: 10,
-		seed: *seed, lhBin: *lhBin, out: *out, jsonOut: *jsonOut, parallel: max(*parallel, 1), command: *command}
+		seed: *seed, lhBin: *lhBin, out: *out, jsonOut: *jsonOut, parallel: max(*parallel, 1), command: *command, wl: wl}
 	if *long {
 		c.mode, c.nRuns, c.secs, c.ttl, c.mutStores, c.w7 = "long", 20, 300, time.Second, *stores, 60
 	}
@@ -165,7 +175,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	_ = os.Chmod(s.root, 0o755)
-	logf("suite (%s): stores %s, %d run(s) x %d s each, TTL %s, seeds from %d, work in %s", cfg.mode, cfg.stores, cfg.nRuns, cfg.secs, cfg.ttl, cfg.seed, s.root)
+	logf("suite (%s): stores %s, %d run(s) x %d s each, TTL %s, %s, seeds from %d, work in %s", cfg.mode, cfg.stores, cfg.nRuns, cfg.secs, cfg.ttl, cfg.wl, cfg.seed, s.root)
 	if cfg.jsonOut != "" {
 		if s.jl, err = os.OpenFile(cfg.jsonOut, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 			return 0, err
@@ -254,7 +264,7 @@ func (s *suite) runStall(ctx context.Context, tk task) {
 
 // runTask runs one regular or mutation run.
 func (s *suite) runTask(ctx context.Context, tk task) {
-	r, dir, err := runOne(ctx, tk, s.hc, s.root, s.cfg.ttl, s.cfg.secs)
+	r, dir, err := runOne(ctx, tk, s.hc, s.root, s.cfg)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -304,7 +314,7 @@ func (s *suite) finish(start time.Time) (int, error) {
 		logf("wrote %s", s.cfg.out)
 	}
 	fmt.Printf("\nsuite (%s) finished in %s:\n", s.cfg.mode, time.Since(start).Round(time.Second))
-	code := printStores(sums)
+	code := printStores(sums, s.cfg.mode == "long")
 	if len(s.stalls) > 0 {
 		safe, control, failed := report.StallVerdicts(s.stalls)
 		status := "ok"
@@ -329,8 +339,10 @@ func (s *suite) finish(start time.Time) (int, error) {
 	return code, nil
 }
 
-// printStores prints each store's verdict; 1 if one failed.
-func printStores(sums []*report.StoreSummary) int {
+// printStores prints each store's verdict, with its fenced writes and the
+// machine's load during its runs; 1 if one failed. With target, a store
+// below LongTarget fenced writes says so (it does not fail the suite).
+func printStores(sums []*report.StoreSummary, target bool) int {
 	code := 0
 	for _, s := range sums {
 		status := "ok"
@@ -338,7 +350,10 @@ func printStores(sums []*report.StoreSummary) int {
 			status = "FAILED"
 			code = 1
 		}
-		fmt.Printf("  %-18s %s", s.Store, status)
+		fmt.Printf("  %-18s %s; %d fenced writes in %d runs, load %.1f-%.1f", s.Store, status, s.Sum.FencedWrites, s.Runs, s.LoadMin, s.LoadMax)
+		if target && s.Sum.FencedWrites < LongTarget {
+			fmt.Printf(" (BELOW the %d target)", LongTarget)
+		}
 		for _, m := range s.Missed {
 			fmt.Printf("; missed: %s", m)
 		}
@@ -353,7 +368,11 @@ func printStores(sums []*report.StoreSummary) int {
 	return code
 }
 
-func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Duration, secs int) (*check.RunResult, string, error) {
+// LongTarget is the fenced writes per store the long mode aims at (issue
+// 31): the suite's end says which stores fell short.
+const LongTarget = 100000
+
+func runOne(ctx context.Context, tk task, hc []string, root string, cfg suiteConfig) (*check.RunResult, string, error) {
 	kind := "run"
 	if tk.mutation {
 		kind = "mutation"
@@ -363,15 +382,17 @@ func runOne(ctx context.Context, tk task, hc []string, root string, ttl time.Dur
 	if err != nil {
 		return nil, dir, err
 	}
-	d := time.Duration(secs) * time.Second
+	d := time.Duration(cfg.secs) * time.Second
 	if tk.mutation {
 		d = 0
 	}
-	r, err := harness.Run(ctx, harness.RunConfig{
-		Backend: b, Open: open, HolderCmd: hc, Dir: dir, TTL: ttl, Duration: d,
+	rc := harness.RunConfig{
+		Backend: b, Open: open, HolderCmd: hc, Dir: dir, TTL: cfg.ttl, Duration: d,
 		Seed: tk.seed, Mutation: tk.mutation,
 		Log: func(format string, a ...any) { logf("[%s %d] "+format, append([]any{tk.store, tk.seed}, a...)...) },
-	})
+	}
+	cfg.wl.apply(&rc)
+	r, err := harness.Run(ctx, rc)
 	return r, dir, err
 }
 
