@@ -28,6 +28,7 @@ type StoreSummary struct {
 	Notes     []string
 
 	LoadMin, LoadMax float64 // 1-minute load averages seen at the runs' starts and ends
+	Holders, Keys    int     // the last run's workload (3 and 2 before results recorded it)
 
 	InvalidRuns    int // runs whose faults did not bite
 	ControlRuns    int // runs whose unfenced control showed violations
@@ -69,6 +70,10 @@ func Aggregate(results []*check.RunResult, errs map[string][]string, stores []st
 		s.Seeds = append(s.Seeds, r.Seed)
 		s.Seconds = math.Max(s.Seconds, r.Seconds)
 		s.TTL, s.SafeTokens, s.TokenCaveat, s.TakeoverBound = r.TTL, r.SafeTokens, r.TokenCaveat, r.TakeoverBound
+		s.Holders, s.Keys = r.Holders, r.Keys
+		if r.Holders == 0 { // recorded before the workload was
+			s.Holders, s.Keys = 3, 2
+		}
 		s.Takeovers = append(s.Takeovers, m.Takeovers...)
 		s.Stalled = append(s.Stalled, m.TakeoversStalled...)
 		for _, l := range r.Load {
