@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -70,10 +71,7 @@ func Aggregate(results []*check.RunResult, errs map[string][]string, stores []st
 		s.Seeds = append(s.Seeds, r.Seed)
 		s.Seconds = math.Max(s.Seconds, r.Seconds)
 		s.TTL, s.SafeTokens, s.TokenCaveat, s.TakeoverBound = r.TTL, r.SafeTokens, r.TokenCaveat, r.TakeoverBound
-		s.Holders, s.Keys = r.Holders, r.Keys
-		if r.Holders == 0 { // recorded before the workload was
-			s.Holders, s.Keys = 3, 2
-		}
+		s.Holders, s.Keys = cmp.Or(r.Holders, 3), cmp.Or(r.Keys, 2) // 3 x 2 before results recorded them
 		s.Takeovers = append(s.Takeovers, m.Takeovers...)
 		s.Stalled = append(s.Stalled, m.TakeoversStalled...)
 		for _, l := range r.Load {
