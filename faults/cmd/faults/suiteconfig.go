@@ -43,8 +43,8 @@ type suiteConfig struct {
 // modeDefaults returns the short or the long mode's configuration. The
 // long one is sized for about an hour of wall time with every store at
 // once on a 2-core machine: each store's runs continue while its budget
-// lasts, and the denser workload makes 100,000 fenced writes per store in
-// that time (faults/README.md has the rates measured).
+// lasts, and the denser workload aims at LongTarget fenced writes per
+// store in that time (faults/README.md has the rates measured).
 func modeDefaults(long bool, stores string) suiteConfig {
 	if !long {
 		return suiteConfig{mode: "short", stores: stores, nRuns: 1, ttl: 750 * time.Millisecond, mutStores: "sqlite", w7: 10,
