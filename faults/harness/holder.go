@@ -175,7 +175,7 @@ func RunHolder(ctx context.Context, cfg HolderConfig, open Opener) error {
 	defer client.Close()
 
 	rc := &resource.Client{Base: cfg.Resource, Holder: cfg.ID, HTTP: &http.Client{
-		Timeout:   10 * time.Second,
+		Timeout:   opTimeout,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 2 * len(cfg.Keys), IdleConnTimeout: time.Minute},
 	}}
 	var wg sync.WaitGroup
@@ -298,7 +298,12 @@ func (h *holdLoop) op(ctx context.Context, l *leasehold.Lease) bool {
 }
 
 // opTimeout bounds each request of a protected operation to the resource.
-const opTimeout = 5 * time.Second
+// It outlasts the longest holder pause (F2 on azblob's 15 s TTL: the
+// takeover bound + 1.5 x TTL, about 45 s): the harness pauses a holder
+// right after the resource answered its read, so a timer that ran out
+// during the pause (5 s, as it was) failed that read on the wake, and the
+// operation the pause was aimed at never made its stale write.
+const opTimeout = 2 * time.Minute
 
 func sleepCtx(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

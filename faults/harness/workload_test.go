@@ -78,3 +78,30 @@ func TestRunConfigWorkload(t *testing.T) {
 		}
 	}
 }
+
+// TestOpTimeoutOutlastsLongPause checks that a holder's request to the
+// resource outlives the longest F2 pause of every backend (the takeover
+// bound + 1.5 x TTL, at the 1 s TTL of the suite's stores and azblob's
+// 15 s): the harness pauses a holder just after the resource answered its
+// read, and a timer that runs out during the pause fails that read on the
+// wake, so the operation the pause is aimed at never makes its stale write
+// (with the old 5 s, Consul's 22 s pause and azblob's 42 s did that).
+func TestOpTimeoutOutlastsLongPause(t *testing.T) {
+	for _, name := range BackendNames() {
+		b, err := NewBackend(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttl, bound := time.Second, 1+1.0/3
+		if name == "azblob" {
+			ttl = 15 * time.Second
+		}
+		if tb, ok := b.(TakeoverBounder); ok {
+			bound = tb.TakeoverBound(ttl)
+		}
+		pause := time.Duration((bound + 1.5) * float64(ttl))
+		if opTimeout < pause+10*time.Second {
+			t.Errorf("%s: the longest F2 pause is %s; a request's timeout of %s does not outlast it by 10 s", name, pause, opTimeout)
+		}
+	}
+}
