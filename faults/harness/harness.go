@@ -100,7 +100,8 @@ func (h *harness) probeInfo() (leasehold.Info, error) {
 // slack. Its grants join the history for the token checks.
 func (h *harness) finalProbe(bound float64) map[string]error {
 	out := map[string]error{}
-	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	wait := time.Duration(bound*float64(h.cfg.TTL)) + h.cfg.TTL + time.Second
+	ctx, cancel := context.WithTimeout(h.ctx, probeTimeout(wait, len(h.cfg.Keys)))
 	defer cancel()
 	s, err := h.cfg.Open(ctx, h.url)
 	if err != nil {
@@ -119,7 +120,6 @@ func (h *harness) finalProbe(bound float64) map[string]error {
 	defer c.Close()
 	// Polls with single attempts rather than waiting through the client:
 	// the probe asks whether the key is free, not how the client waits.
-	wait := time.Duration(bound*float64(h.cfg.TTL)) + h.cfg.TTL + time.Second
 	for _, k := range h.cfg.Keys {
 		deadline := time.Now().Add(wait)
 		for {
@@ -137,6 +137,15 @@ func (h *harness) finalProbe(bound float64) map[string]error {
 		}
 	}
 	return out
+}
+
+// probeTimeout bounds the final probe of n keys, each given wait from its
+// own turn: n waits and 30 s for the requests. It only stops a store that
+// no longer answers; one 30 s for every key, as it was, ran out on
+// Consul's 21 x TTL bound before the second of 8 keys was asked, and
+// reported the keys after it stuck.
+func probeTimeout(wait time.Duration, n int) time.Duration {
+	return time.Duration(n)*wait + 30*time.Second
 }
 
 func (h *harness) note(class, why string) {

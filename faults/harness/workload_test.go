@@ -105,3 +105,17 @@ func TestOpTimeoutOutlastsLongPause(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeTimeoutCoversEveryKey checks that the final probe's deadline
+// leaves every key its whole wait: with Consul's takeover bound (21.2 x a
+// 1 s TTL) and the long mode's 8 keys, the first key can take the whole
+// wait and each later one must still get its own.
+func TestProbeTimeoutCoversEveryKey(t *testing.T) {
+	ttl := time.Second
+	wait := time.Duration(new(Consul).TakeoverBound(ttl)*float64(ttl)) + ttl + time.Second
+	for _, n := range []int{1, 2, 8, 16} {
+		if got := probeTimeout(wait, n); got < time.Duration(n)*wait+10*time.Second {
+			t.Errorf("%d keys, %s each: the probe's deadline %s does not cover them", n, wait, got)
+		}
+	}
+}
