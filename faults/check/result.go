@@ -18,6 +18,9 @@ type RunResult struct {
 	SafeTokens    bool
 	TokenCaveat   string
 	TakeoverBound float64 // ratio of the TTL
+	// Holders and Keys are the run's holder processes and the keys they
+	// contend for (0 in results recorded before they were: 3 and 2).
+	Holders, Keys int
 	Metrics       *Metrics
 	Invalid       []string // why the run proves nothing (the faults did not bite)
 	Missed        []string // targets the store claims and missed

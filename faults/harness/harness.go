@@ -103,7 +103,8 @@ func (h *harness) probeInfo() (leasehold.Info, error) {
 // slack. Its grants join the history for the token checks.
 func (h *harness) finalProbe(bound float64) map[string]error {
 	out := map[string]error{}
-	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	wait := time.Duration(bound*float64(h.cfg.TTL)) + h.cfg.TTL + time.Second
+	ctx, cancel := context.WithTimeout(h.ctx, probeTimeout(wait, len(h.cfg.Keys)))
 	defer cancel()
 	s, err := h.cfg.Open(ctx, h.url)
 	if err != nil {
@@ -122,7 +123,6 @@ func (h *harness) finalProbe(bound float64) map[string]error {
 	defer c.Close()
 	// Polls with single attempts rather than waiting through the client:
 	// the probe asks whether the key is free, not how the client waits.
-	wait := time.Duration(bound*float64(h.cfg.TTL)) + h.cfg.TTL + time.Second
 	for _, k := range h.cfg.Keys {
 		deadline := time.Now().Add(wait)
 		for {
@@ -140,6 +140,15 @@ func (h *harness) finalProbe(bound float64) map[string]error {
 		}
 	}
 	return out
+}
+
+// probeTimeout bounds the final probe of n keys, each given wait from its
+// own turn: n waits and 30 s for the requests. It only stops a store that
+// no longer answers; one 30 s for every key, as it was, ran out on
+// Consul's 21 x TTL bound before the second of 8 keys was asked, and
+// reported the keys after it stuck.
+func probeTimeout(wait time.Duration, n int) time.Duration {
+	return time.Duration(n)*wait + 30*time.Second
 }
 
 func (h *harness) note(class, why string) {
@@ -178,7 +187,7 @@ func (h *harness) spawn(s *slot) error {
 	}
 	hc := HolderConfig{
 		ID: s.id, URL: url, Resource: h.res.URL(), Keys: h.cfg.Keys, TTL: h.cfg.TTL,
-		Work: h.cfg.TTL / 5, OpsMin: 2, OpsMax: 6, Rate: s.rate,
+		Work: h.work(), Gap: h.gap(), OpsMin: h.cfg.OpsMin, OpsMax: h.cfg.OpsMax, Rate: s.rate,
 		History: filepath.Join(h.cfg.Dir, "hist-"+s.id+".jsonl"),
 		Seed:    h.cfg.Seed*1000 + uint64(s.idx)*10 + uint64(s.gen),
 	}
@@ -295,6 +304,23 @@ func (h *harness) reader(among []*slot, timeout time.Duration) *slot {
 
 func (h *harness) fault(class, target, phase, note string) {
 	h.rec.Record(history.Event{Kind: history.EvFault, Fault: class, Phase: phase, Target: target, Note: note})
+}
+
+// work is the holders' work step: the configured one, or DefaultWork of
+// the run's TTL (raised to the store's MinTTL by then).
+func (h *harness) work() time.Duration {
+	if h.cfg.Work > 0 {
+		return h.cfg.Work
+	}
+	return DefaultWork(h.cfg.TTL)
+}
+
+// gap is the holders' longest pause between holds, like work.
+func (h *harness) gap() time.Duration {
+	if h.cfg.Gap > 0 {
+		return h.cfg.Gap
+	}
+	return DefaultGap(h.cfg.TTL)
 }
 
 func (h *harness) ttlx(f float64) time.Duration {

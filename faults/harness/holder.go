@@ -29,6 +29,7 @@ type HolderConfig struct {
 	Keys     []string      // keys to contend for
 	TTL      time.Duration // lease TTL
 	Work     time.Duration // the pause between an operation's read and its writes
+	Gap      time.Duration // the longest pause between a release and the next acquire (0: TTL/4)
 	OpsMin   int           // operations per hold, at least
 	OpsMax   int           // operations per hold, at most
 	Rate     float64       // clock rate of the lease client (1: the real clock)
@@ -40,7 +41,7 @@ type HolderConfig struct {
 func (c HolderConfig) Args() []string {
 	return []string{
 		"-id", c.ID, "-url", c.URL, "-resource", c.Resource, "-keys", strings.Join(c.Keys, ","),
-		"-ttl", c.TTL.String(), "-work", c.Work.String(),
+		"-ttl", c.TTL.String(), "-work", c.Work.String(), "-gap", c.Gap.String(),
 		"-ops", fmt.Sprintf("%d-%d", c.OpsMin, c.OpsMax),
 		"-rate", strconv.FormatFloat(c.Rate, 'g', -1, 64), "-history", c.History,
 		"-seed", strconv.FormatUint(c.Seed, 10),
@@ -64,6 +65,8 @@ func ParseHolderArgs(args []string) (HolderConfig, error) {
 			c.TTL, err = time.ParseDuration(v)
 		case "-work":
 			c.Work, err = time.ParseDuration(v)
+		case "-gap":
+			c.Gap, err = time.ParseDuration(v)
 		case "-ops":
 			_, err = fmt.Sscanf(v, "%d-%d", &c.OpsMin, &c.OpsMax)
 		case "-rate":
@@ -83,8 +86,11 @@ func ParseHolderArgs(args []string) (HolderConfig, error) {
 	switch {
 	case c.ID == "" || c.URL == "" || c.Resource == "" || c.History == "" || len(c.Keys) == 0:
 		return c, errors.New("holder: -id, -url, -resource, -keys and -history are required")
-	case c.TTL <= 0 || c.Work <= 0 || c.OpsMin < 1 || c.OpsMax < c.OpsMin || c.Rate <= 0:
-		return c, errors.New("holder: -ttl, -work, -ops and -rate must be positive")
+	case c.TTL <= 0 || c.Work <= 0 || c.Gap < 0 || c.OpsMin < 1 || c.OpsMax < c.OpsMin || c.Rate <= 0:
+		return c, errors.New("holder: -ttl, -work, -ops and -rate must be positive (-gap not negative)")
+	}
+	if c.Gap == 0 {
+		c.Gap = c.TTL / 4
 	}
 	for _, k := range c.Keys {
 		if err := resource.CheckKey(k); err != nil {
@@ -170,7 +176,7 @@ func RunHolder(ctx context.Context, cfg HolderConfig, open Opener) error {
 	defer client.Close()
 
 	rc := &resource.Client{Base: cfg.Resource, Holder: cfg.ID, HTTP: &http.Client{
-		Timeout:   10 * time.Second,
+		Timeout:   opTimeout,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 2 * len(cfg.Keys), IdleConnTimeout: time.Minute},
 	}}
 	var wg sync.WaitGroup
@@ -242,7 +248,7 @@ func (h *holdLoop) run(ctx context.Context) {
 		err = l.Release(context.WithoutCancel(ctx))
 		stop()
 		h.rec.Record(history.Event{Kind: history.EvReleased, Key: h.key, Token: g.Token, Owner: g.Owner, Err: errString(err)})
-		sleepCtx(ctx, time.Duration(h.rng.Int64N(int64(h.cfg.TTL/4)+1)))
+		sleepCtx(ctx, time.Duration(h.rng.Int64N(int64(h.cfg.Gap)+1)))
 	}
 }
 
@@ -293,7 +299,12 @@ func (h *holdLoop) op(ctx context.Context, l *leasehold.Lease) bool {
 }
 
 // opTimeout bounds each request of a protected operation to the resource.
-const opTimeout = 5 * time.Second
+// It outlasts the longest holder pause (F2 on azblob's 15 s TTL: the
+// takeover bound + 1.5 x TTL, about 45 s): the harness pauses a holder
+// right after the resource answered its read, so a timer that ran out
+// during the pause (5 s, as it was) failed that read on the wake, and the
+// operation the pause was aimed at never made its stale write.
+const opTimeout = 2 * time.Minute
 
 func sleepCtx(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -33,6 +33,15 @@ type RunConfig struct {
 	Holders       int           // holder processes; default 3
 	Keys          []string      // keys they contend for; default k0, k1
 	TTL           time.Duration // default 1 s; raised to the store's MinTTL
+	// Work is each protected operation's pause between its read and its
+	// writes, the window a holder pause must land in to make a stale write
+	// attempt; default DefaultWork(TTL). Gap is the longest pause of a
+	// holder between a release and its next acquire (drawn at random up to
+	// it); default DefaultGap(TTL). OpsMin and OpsMax bound the protected
+	// operations per hold; default 2 and 6.
+	Work           time.Duration
+	Gap            time.Duration
+	OpsMin, OpsMax int
 	// Duration is how long the fault schedule runs; the schedule goes
 	// through every fault class at least once, in an order drawn from
 	// Seed, and repeats until Duration has passed.
@@ -58,10 +67,43 @@ func (cfg RunConfig) withDefaults() (RunConfig, error) {
 	if cfg.TTL == 0 {
 		cfg.TTL = time.Second
 	}
+	if cfg.OpsMin == 0 && cfg.OpsMax == 0 {
+		cfg.OpsMin, cfg.OpsMax = 2, 6
+	}
+	if cfg.OpsMin < 1 || cfg.OpsMax < cfg.OpsMin || cfg.Work < 0 || cfg.Gap < 0 || cfg.Holders < 1 {
+		return cfg, fmt.Errorf("faults: RunConfig: bad holders %d, ops %d-%d, work %s or gap %s", cfg.Holders, cfg.OpsMin, cfg.OpsMax, cfg.Work, cfg.Gap)
+	}
 	if cfg.Backend == nil || cfg.Open == nil || len(cfg.HolderCmd) == 0 || cfg.Dir == "" {
 		return cfg, errors.New("faults: RunConfig needs Backend, Open, HolderCmd and Dir")
 	}
 	return cfg, nil
+}
+
+// DefaultWork is the work step of a protected operation at the given TTL:
+// TTL/5, at most MaxWork. It does not scale past that with a long TTL (a
+// 15 s TTL would mean 3 s between read and write and a fifteenth of the
+// writes): at 200 ms it is still most of an operation, whose three
+// requests to the resource take a few milliseconds, so a holder pause
+// still lands in it and wakes to a stale write attempt.
+func DefaultWork(ttl time.Duration) time.Duration { return min(ttl/5, MaxWork) }
+
+// DefaultGap is the longest pause of a holder between its release of a key
+// and its next acquire at the given TTL: TTL/4, at most MaxGap.
+func DefaultGap(ttl time.Duration) time.Duration { return min(ttl/4, MaxGap) }
+
+// MaxWork and MaxGap cap DefaultWork and DefaultGap.
+const (
+	MaxWork = 200 * time.Millisecond
+	MaxGap  = 250 * time.Millisecond
+)
+
+// KeyNames returns the n keys k0, k1, ... k(n-1).
+func KeyNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("k%d", i)
+	}
+	return out
 }
 
 // Run runs the harness once: starts the store, the resource and the
@@ -196,6 +238,7 @@ func (h *harness) newResult() (*check.RunResult, error) {
 	result := &check.RunResult{
 		Store: cfg.Backend.Name(), Seed: cfg.Seed, TTL: cfg.TTL, Mutation: cfg.Mutation,
 		SafeTokens: info.SafeTokens, TokenCaveat: info.TokenCaveat, TakeoverBound: 1 + 1.0/3, Dir: cfg.Dir,
+		Holders: cfg.Holders, Keys: len(cfg.Keys),
 	}
 	if tb, ok := cfg.Backend.(TakeoverBounder); ok {
 		result.TakeoverBound = tb.TakeoverBound(cfg.TTL)

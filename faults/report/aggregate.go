@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -29,6 +30,7 @@ type StoreSummary struct {
 	Notes     []string
 
 	LoadMin, LoadMax float64 // 1-minute load averages seen at the runs' starts and ends
+	Holders, Keys    int     // the last run's workload (3 and 2 before results recorded it)
 
 	InvalidRuns    int // runs whose faults did not bite
 	ControlRuns    int // runs whose unfenced control showed violations
@@ -70,6 +72,7 @@ func Aggregate(results []*check.RunResult, errs map[string][]string, stores []st
 		s.Seeds = append(s.Seeds, r.Seed)
 		s.Seconds = math.Max(s.Seconds, r.Seconds)
 		s.TTL, s.SafeTokens, s.TokenCaveat, s.TakeoverBound = r.TTL, r.SafeTokens, r.TokenCaveat, r.TakeoverBound
+		s.Holders, s.Keys = cmp.Or(r.Holders, 3), cmp.Or(r.Keys, 2) // 3 x 2 before results recorded them
 		s.Takeovers = append(s.Takeovers, m.Takeovers...)
 		s.Stalled = append(s.Stalled, m.TakeoversStalled...)
 		for _, l := range r.Load {

@@ -23,7 +23,7 @@ func (p *page) storeDetails(s *StoreSummary) {
 	w := p.w
 	m := &s.Sum
 	w("\n### %s\n\n", s.Store)
-	w("- Runs: %s, TTL %s, 3 holder processes contending for 2 keys; machine load average %.1f-%.1f on 2 cores.\n", s.scope(), s.TTL, s.LoadMin, s.LoadMax)
+	w("- Runs: %s, TTL %s, %d holder processes contending for %d keys; machine load average %.1f-%.1f on 2 cores.\n", s.scope(), s.TTL, s.Holders, s.Keys, s.LoadMin, s.LoadMax)
 	if s.TokenCaveat != "" {
 		w("- Token caveat (from the store's Info): %s\n", mdEscape(s.TokenCaveat))
 	}

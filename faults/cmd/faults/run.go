@@ -41,7 +41,12 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	only := fs.String("faults", "", "comma-separated fault classes (default: all the store supports)")
 	dir := fs.String("dir", "", "run directory (default: a temporary one)")
 	keep := fs.Bool("keep", false, "keep the run directory")
+	readWorkload := workloadFlags(fs)
 	_ = fs.Parse(args)
+	wl, err := readWorkload(shortWorkload())
+	if err != nil {
+		return 0, err
+	}
 	b, err := harness.NewBackend(*store)
 	if err != nil {
 		return 0, err
@@ -73,11 +78,13 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		}
 		defer cleanup()
 	}
-	r, err := harness.Run(ctx, harness.RunConfig{
+	rc := harness.RunConfig{
 		Backend: b, Open: open, HolderCmd: hc, WallHolderCmd: wall, Dir: filepath.Clean(d),
 		TTL: *ttl, Duration: time.Duration(*seconds) * time.Second, Seed: *seed,
 		Mutation: *mutation, Faults: fl, Log: logf,
-	})
+	}
+	wl.apply(&rc)
+	r, err := harness.Run(ctx, rc)
 	if err != nil {
 		if !*keep && *dir == "" {
 			fmt.Fprintln(os.Stderr, "faults: run directory kept for inspection:", d)
