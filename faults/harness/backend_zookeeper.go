@@ -62,18 +62,11 @@ func (b *ZooKeeper) TakeoverBound(ttl time.Duration) float64 {
 // Start implements Backend.
 func (b *ZooKeeper) Start(ctx context.Context, dir string) error {
 	opts := testserver.ZooKeeperOptions{Nodes: 3, Tick: zkTick, Dir: dir}
-	if netlab.Inside() {
-		lab, err := netlab.New(ctx, opts.Nodes)
-		if err != nil {
-			return err
-		}
-		b.lab = lab
-		for i := range opts.Nodes {
-			opts.Hosts = append(opts.Hosts, lab.Addr(i))
-		}
-		opts.Prefix = lab.Prefix
-	}
 	var err error
+	b.lab, opts.Hosts, opts.Prefix, err = memberLab(ctx, opts.Nodes)
+	if err != nil {
+		return err
+	}
 	b.z, err = testserver.StartZooKeeper(ctx, opts)
 	return err
 }
@@ -93,10 +86,7 @@ func (b *ZooKeeper) URL(eps []string) string { return "zk://" + strings.Join(eps
 // HolderURL implements HolderURLer: slot 0 names every server, slot k >= 1
 // only server (k-1) mod 3.
 func (b *ZooKeeper) HolderURL(slot int, eps []string) string {
-	if slot == 0 || len(eps) == 0 {
-		return b.URL(eps)
-	}
-	return b.URL(eps[(slot-1)%len(eps) : (slot-1)%len(eps)+1])
+	return b.URL(pinnedEndpoints(slot, eps))
 }
 
 // Close implements Backend.

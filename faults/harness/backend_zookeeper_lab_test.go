@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -18,16 +17,8 @@ func TestZooKeeperMembersInTheLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	lab := b.Lab()
-	if lab == nil || b.Members() != 3 {
-		t.Fatalf("lab %v, %d members: the servers are not in a lab", lab, b.Members())
-	}
 	eps := b.Endpoints()
-	for i, ep := range eps {
-		if !strings.HasPrefix(ep, lab.Addr(i)+":") {
-			t.Fatalf("server %d listens on %s, not on its lab address %s", i, ep, lab.Addr(i))
-		}
-	}
+	inTheLab(t, b, eps)
 	if u := b.HolderURL(0, eps); u != b.URL(eps) {
 		t.Fatalf("slot 0's URL %s does not name every server", u)
 	}
@@ -43,28 +34,7 @@ func TestZooKeeperMembersInTheLab(t *testing.T) {
 	for j := range 3 {
 		followed(t, b, j, func(s int) bool { return s == l })
 	}
-	if err := lab.Isolate(t.Context(), l); err != nil {
-		t.Fatal(err)
-	}
-	f := (l + 1) % 3
-	next := followed(t, b, f, func(s int) bool { return s >= 0 && s != l })
-	followed(t, b, l, func(s int) bool { return s < 0 || s == next })
-	if err := lab.Heal(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	for end := time.Now().Add(60 * time.Second); ; {
-		lead := followed(t, b, 0, func(s int) bool { return s >= 0 })
-		agree := true
-		for j := 1; j < 3; j++ {
-			agree = agree && followed(t, b, j, func(s int) bool { return s >= 0 }) == lead
-		}
-		if agree {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the servers follow different leaders 60 s after the heal")
-		}
-	}
+	isolateLeaderAndHeal(t, b, 60*time.Second)
 	if note, err := b.Heal(t.Context()); err != nil || note != "" {
 		t.Fatalf("after the heal the ensemble does not commit: %q, %v", note, err)
 	}
