@@ -130,7 +130,7 @@ func (h *harness) cutMembers(mc memberCut) error {
 
 // flap is F16: a new random cut every TTL/2 (a member isolated, or two
 // cut from each other), flaps times, then healed. It bites when some member
-// lost its leader or the leadership moved.
+// lost its leader or followed another than the episode's first leader.
 func (h *harness) flap() error {
 	mp := h.cfg.Backend.(MemberPartitioner)
 	lab := mp.Lab()
@@ -168,7 +168,7 @@ func (h *harness) flap() error {
 	}
 	bit := ""
 	if bitten > 0 {
-		bit = fmt.Sprintf("%d of %d cuts left a member without its leader or moved the leadership", bitten, flaps)
+		bit = fmt.Sprintf("during %d of %d cuts a member had no leader or followed another than member %d, the leader before the first", bitten, flaps, l)
 	}
 	return h.healMembers(check.F16, mp, bit, "no member lost its leader and the leadership never moved")
 }

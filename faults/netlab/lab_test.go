@@ -26,6 +26,8 @@ const limitEnv = "NETLAB_TEST_LIMIT"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
+	case "lab":
+		labThenWait()
 	case "listen":
 		listen(os.Args[len(os.Args)-1])
 	case "dial":
@@ -228,5 +230,73 @@ func TestNewOutsideRefused(t *testing.T) {
 	t.Setenv(netlab.Env, "off")
 	if _, err := netlab.New(context.Background(), 2); err != netlab.ErrNotInside {
 		t.Fatalf("New outside the namespace: %v, want ErrNotInside", err)
+	}
+}
+
+// labThenWait is a run of its own (Enter from outside), which builds a lab,
+// prints its pid, a namespace's name and the bridge's address, and waits
+// to be killed.
+func labThenWait() {
+	if err := netlab.Enter(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	lab, err := netlab.New(context.Background(), 2)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(os.Getpid(), lab.Namespace(0), lab.RootAddr())
+	select {}
+}
+
+// A run killed with SIGKILL leaves nothing of its lab in the namespace it
+// was started from: its namespaces and bridge went with its own private
+// namespace.
+func TestKilledRunLeavesNothing(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, netlab.Env+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, roleEnv+"=lab")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	var ns, addr string
+	if _, err := fmt.Fscan(bufio.NewReader(out), &pid, &ns, &addr); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the run printed no lab: %v", err)
+	}
+	if pid == cmd.Process.Pid {
+		t.Errorf("the run did not re-execute itself (pid %d)", pid)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the re-executed run (pid %d) outlived its parent's SIGKILL by 30 s", pid)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("/var/run/netns", ns)); !os.IsNotExist(err) {
+		t.Errorf("the killed run's namespace %s is here: %v", ns, err)
+	}
+	links, err := exec.Command("ip", "-o", "addr", "show").CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(links), " "+addr+"/") {
+		t.Errorf("the killed run's bridge address %s is here:\n%s", addr, links)
 	}
 }
