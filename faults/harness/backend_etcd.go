@@ -56,18 +56,11 @@ const etcdWait = 60 * time.Second
 // Start implements Backend.
 func (b *Etcd) Start(ctx context.Context, dir string) error {
 	opts := testserver.EtcdOptions{Nodes: 3, Heartbeat: 25 * time.Millisecond, Election: 250 * time.Millisecond, Dir: dir}
-	if netlab.Inside() {
-		lab, err := netlab.New(ctx, opts.Nodes)
-		if err != nil {
-			return err
-		}
-		b.lab = lab
-		for i := range opts.Nodes {
-			opts.Hosts = append(opts.Hosts, lab.Addr(i))
-		}
-		opts.Prefix = lab.Prefix
-	}
 	var err error
+	b.lab, opts.Hosts, opts.Prefix, err = memberLab(ctx, opts.Nodes)
+	if err != nil {
+		return err
+	}
 	b.c, err = testserver.StartEtcd(ctx, opts)
 	return err
 }
@@ -97,10 +90,7 @@ func (b *Etcd) URL(eps []string) string { return "etcd://" + strings.Join(eps, "
 // HolderURL implements HolderURLer: slot 0 balances over every member,
 // slot k >= 1 is pinned to member (k-1) mod 3.
 func (b *Etcd) HolderURL(slot int, eps []string) string {
-	if slot == 0 || len(eps) == 0 {
-		return b.URL(eps)
-	}
-	return b.URL(eps[(slot-1)%len(eps) : (slot-1)%len(eps)+1])
+	return b.URL(pinnedEndpoints(slot, eps))
 }
 
 // Close implements Backend.

@@ -8,15 +8,27 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/netlab"
 )
 
-// ZooKeeper is a 3-member ZooKeeper ensemble on loopback ports (tick
-// 100 ms, session timeouts from 2 ticks to 60 s), from Debian's zookeeper
-// package (scripts/install/zookeeper.sh). The holders name all three
-// servers in their URL, each behind the holder's own proxy, so a leader
-// kill (F10) is a failover under them: their sessions move to a survivor.
+// ZooKeeper is a 3-member ZooKeeper ensemble (tick 100 ms, session
+// timeouts from 2 ticks to 60 s), from Debian's zookeeper package
+// (scripts/install/zookeeper.sh). Inside the run's private network
+// namespace (netlab.Enter) its servers run one per member namespace of a
+// network lab, on the lab's addresses, so that the links between them can
+// be cut (MemberPartitioner); elsewhere on loopback ports.
+//
+// Holder slot 0 names all three servers in its URL, each behind the
+// holder's own proxy, so a leader kill (F10) is a failover under it: its
+// session moves to a survivor. Slot k >= 1 names only server (k-1) mod 3
+// (HolderURL): its session is attached to that server and cannot move, so
+// that with the default three holders, servers 0 and 1 have a holder whose
+// session stays on them: the sessions F14 leaves attached to an isolated
+// follower, which the majority's leader must expire.
 type ZooKeeper struct {
-	z *testserver.ZooKeeper
+	z   *testserver.ZooKeeper
+	lab *netlab.Lab
 }
 
 // zkTick is the ensemble's tickTime: the granularity of its session
@@ -49,8 +61,13 @@ func (b *ZooKeeper) TakeoverBound(ttl time.Duration) float64 {
 
 // Start implements Backend.
 func (b *ZooKeeper) Start(ctx context.Context, dir string) error {
+	opts := testserver.ZooKeeperOptions{Nodes: 3, Tick: zkTick, Dir: dir}
 	var err error
-	b.z, err = testserver.StartZooKeeper(ctx, testserver.ZooKeeperOptions{Nodes: 3, Tick: zkTick, Dir: dir})
+	b.lab, opts.Hosts, opts.Prefix, err = memberLab(ctx, opts.Nodes)
+	if err != nil {
+		return err
+	}
+	b.z, err = testserver.StartZooKeeper(ctx, opts)
 	return err
 }
 
@@ -66,13 +83,43 @@ func (b *ZooKeeper) Endpoints() []string {
 // URL implements Backend.
 func (b *ZooKeeper) URL(eps []string) string { return "zk://" + strings.Join(eps, ",") }
 
+// HolderURL implements HolderURLer: slot 0 names every server, slot k >= 1
+// only server (k-1) mod 3.
+func (b *ZooKeeper) HolderURL(slot int, eps []string) string {
+	return b.URL(pinnedEndpoints(slot, eps))
+}
+
 // Close implements Backend.
 func (b *ZooKeeper) Close() error {
 	if b.z != nil {
 		testserver.KillAll(b.procs()...)
 	}
+	if b.lab != nil {
+		return b.lab.Close()
+	}
 	return nil
 }
+
+// Lab implements MemberPartitioner.
+func (b *ZooKeeper) Lab() *netlab.Lab { return b.lab }
+
+// Members implements MemberPartitioner.
+func (b *ZooKeeper) Members() int { return len(b.z.Nodes) }
+
+// LeaderMember implements MemberPartitioner: the server whose srvr says
+// Mode: leader.
+func (b *ZooKeeper) LeaderMember(ctx context.Context) (int, error) { return b.leader(ctx) }
+
+// LeaderSeen implements MemberPartitioner: a server that does not serve
+// (it lost its leader or its quorum) has none; a follower follows the
+// server its connection to a leader's quorum port goes to.
+func (b *ZooKeeper) LeaderSeen(ctx context.Context, i int) (int, error) {
+	return b.z.LeaderSeen(ctx, i)
+}
+
+// AttachedMembers implements MemberPartitioner: the servers that holder
+// slots 1 and 2 are pinned to (HolderURL).
+func (b *ZooKeeper) AttachedMembers() []int { return []int{0, 1} }
 
 func (b *ZooKeeper) procs() []*testserver.Process {
 	var ps []*testserver.Process

@@ -43,6 +43,13 @@ func (p *partStore) LeaderSeen(_ context.Context, i int) (int, error) {
 
 // The member partitions run on a store whose members are in the run's
 // lab; every other store says why not, in its own words.
+// killerStore is a replicated store that can kill its leader but whose
+// members do not run in a lab.
+type killerStore struct{ netStore }
+
+func (*killerStore) KillLeader(context.Context) (string, error) { return "", nil }
+func (*killerStore) RestartNode(context.Context, string) error  { return nil }
+
 func TestMemberPartitionsApply(t *testing.T) {
 	parts := []string{check.F13, check.F14, check.F15, check.F16}
 	zk := &ZooKeeper{z: &testserver.ZooKeeper{Nodes: []*testserver.ZooKeeperNode{{ID: 1, Port: 1}}}}
@@ -55,7 +62,8 @@ func TestMemberPartitionsApply(t *testing.T) {
 		{"no lab", &partStore{members: 3}, netlab.Env + "=off"},
 		{"two members", &partStore{lab: &netlab.Lab{}, members: 2}, "a partition needs 3"},
 		{"redlock", &Redlock{}, "masters are independent"},
-		{"a cluster outside the lab", zk, "do not run in the run's network lab"},
+		{"zookeeper without a lab", zk, netlab.Env + "=off"},
+		{"a cluster outside the lab", &killerStore{}, "do not run in the run's network lab"},
 		{"one server", &netStore{}, "a single server"},
 	} {
 		h := &harness{cfg: RunConfig{Backend: c.b, Faults: parts}}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,18 +46,45 @@ type ZooKeeperOptions struct {
 	// (for example "-Dznode.container.checkIntervalMs=100": ZooKeeper reads
 	// some settings only from system properties).
 	JVMFlags []string
+	// Hosts are the servers' addresses, one per server, for their client,
+	// quorum and election ports; nil means 127.0.0.1 for all.
+	Hosts []string
+	// Prefix, if set, returns the argv prefix that starts server i (its
+	// Spec.Prefix): e.g. `ip netns exec NAME`, to run the server in a
+	// network namespace of its own, on its address of Hosts.
+	Prefix func(i int) []string
+}
+
+// host returns server i's address.
+func (o ZooKeeperOptions) host(i int) string {
+	if i < len(o.Hosts) {
+		return o.Hosts[i]
+	}
+	return "127.0.0.1"
+}
+
+// prefix returns server i's argv prefix.
+func (o ZooKeeperOptions) prefix(i int) []string {
+	if o.Prefix == nil {
+		return nil
+	}
+	return o.Prefix(i)
 }
 
 // ZooKeeperNode is one server of an ensemble.
 type ZooKeeperNode struct {
 	*Process
 	ID   int    // its myid, from 1
-	Port int    // its client port on 127.0.0.1
+	Host string // its address (127.0.0.1 unless ZooKeeperOptions.Hosts)
+	Port int    // its client port on Host
 	Dir  string // its data folder and zoo.cfg
+	// QuorumPort is the port on Host where it listens for its followers
+	// while it leads (0 for a standalone server).
+	QuorumPort int
 }
 
-// Addr returns the node's client address, 127.0.0.1:port.
-func (n *ZooKeeperNode) Addr() string { return fmt.Sprintf("127.0.0.1:%d", n.Port) }
+// Addr returns the node's client address, host:port.
+func (n *ZooKeeperNode) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
 
 // ZooKeeper is a running standalone server or ensemble.
 type ZooKeeper struct {
@@ -82,6 +110,9 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*ZooKeeper, err
 		return nil, notInstalled(jar, "zookeeper.sh", []string{jar})
 	}
 	opts = opts.withDefaults()
+	if opts.Hosts != nil && len(opts.Hosts) != opts.Nodes {
+		return nil, fmt.Errorf("testserver: %d ZooKeeper hosts for %d servers", len(opts.Hosts), opts.Nodes)
+	}
 	var z *ZooKeeper
 	rm, err := startAttempts(opts.Dir, "leasehold-zookeeper-", func(dir string) (err error) {
 		z, err = startZooKeeper(ctx, dir, java, jar, opts)
@@ -133,19 +164,23 @@ func startZooKeeper(ctx context.Context, dir, java, jar string, opts ZooKeeperOp
 	var servers []string
 	for i := range opts.Nodes {
 		if opts.Nodes > 1 {
-			servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, ports[3*i+1], ports[3*i+2]))
+			servers = append(servers, fmt.Sprintf("server.%d=%s:%d:%d", i+1, opts.host(i), ports[3*i+1], ports[3*i+2]))
 		}
 	}
 	z := &ZooKeeper{}
 	for i := range opts.Nodes {
-		n := &ZooKeeperNode{ID: i + 1, Port: ports[3*i], Dir: filepath.Join(dir, fmt.Sprintf("zk%d", i+1))}
+		n := &ZooKeeperNode{ID: i + 1, Host: opts.host(i), Port: ports[3*i], Dir: filepath.Join(dir, fmt.Sprintf("zk%d", i+1))}
+		if opts.Nodes > 1 {
+			n.QuorumPort = ports[3*i+1]
+		}
 		cfg := filepath.Join(n.Dir, "zoo.cfg")
 		if err := writeZooKeeperConfig(n, cfg, opts, servers); err != nil {
 			return nil, err
 		}
 		n.Process = NewProcess(Spec{
-			Name: fmt.Sprintf("zookeeper %d on port %d", n.ID, n.Port),
-			Path: java,
+			Name:   fmt.Sprintf("zookeeper %d on %s", n.ID, n.Addr()),
+			Path:   java,
+			Prefix: opts.prefix(i),
 			Args: append(append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 				"-Dzookeeper.admin.enableServer=false",
 				"-Dorg.slf4j.simpleLogger.showDateTime=true",
@@ -204,7 +239,7 @@ func writeZooKeeperConfig(n *ZooKeeperNode, path string, opts ZooKeeperOptions, 
 		"syncLimit=5",
 		"dataDir=" + n.Dir,
 		fmt.Sprintf("clientPort=%d", n.Port),
-		"clientPortAddress=127.0.0.1",
+		"clientPortAddress=" + n.Host,
 		fmt.Sprintf("minSessionTimeout=%d", opts.MinSession.Milliseconds()),
 		fmt.Sprintf("maxSessionTimeout=%d", opts.MaxSession.Milliseconds()),
 		"4lw.commands.whitelist=srvr,ruok,mntr,stat",
@@ -229,7 +264,7 @@ func zooKeeperServes(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(out, "Mode: ") {
+	if _, ok := srvrMode(out); !ok {
 		return fmt.Errorf("%w: srvr said %q", errNotServing, strings.TrimSpace(out))
 	}
 	return nil
@@ -254,35 +289,6 @@ func fourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
 	}
 	b, err := io.ReadAll(bufio.NewReader(c))
 	return string(b), err
-}
-
-// Mode returns node i's "Mode:" from srvr: "standalone", "leader" or
-// "follower"; an error when it does not serve.
-func (z *ZooKeeper) Mode(ctx context.Context, i int) (string, error) {
-	out, err := fourLetterWord(ctx, z.Nodes[i].Addr(), "srvr")
-	if err != nil {
-		return "", err
-	}
-	for line := range strings.SplitSeq(out, "\n") {
-		if m, ok := strings.CutPrefix(strings.TrimSpace(line), "Mode: "); ok {
-			return m, nil
-		}
-	}
-	return "", fmt.Errorf("%w: srvr said %q", errNotServing, strings.TrimSpace(out))
-}
-
-// Leader returns the index of the ensemble's leader (of a standalone
-// server, 0), or an error when none serves as leader.
-func (z *ZooKeeper) Leader(ctx context.Context) (int, error) {
-	for i, n := range z.Nodes {
-		if !n.Running() {
-			continue
-		}
-		if m, err := z.Mode(ctx, i); err == nil && (m == "leader" || m == "standalone") {
-			return i, nil
-		}
-	}
-	return -1, fmt.Errorf("%w: no server is the leader", errNotServing)
 }
 
 // WaitServing waits until every running server serves (after a restart or
