@@ -84,15 +84,11 @@ func (b *Consul) Start(ctx context.Context, dir string) error {
 		// otherwise be removed from the Raft configuration by autopilot
 		// and its node deregistered (see backend_consul_lab.go).
 		opts.Args = []string{"-hcl", "autopilot { cleanup_dead_servers = false }"}
-		lab, err := netlab.New(ctx, opts.Servers)
-		if err != nil {
+		var err error
+		if b.lab, opts.Hosts, err = newLab(ctx, opts.Servers); err != nil {
 			return err
 		}
-		b.lab = lab
-		for i := range opts.Servers {
-			opts.Hosts = append(opts.Hosts, lab.Addr(i))
-		}
-		opts.Prefix = lab.Prefix
+		opts.Prefix = b.lab.Prefix
 	}
 	var err error
 	b.c, err = testserver.StartConsul(ctx, opts)

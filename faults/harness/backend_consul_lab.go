@@ -39,6 +39,20 @@ import (
 // 2.5 x TTL, flaps of TTL/2: 1.9 s and 375 ms in the short mode), so
 // PartitionPace sizes them to Consul.
 
+// newLab builds a lab of n members for a store's members and returns it
+// with the members' addresses.
+func newLab(ctx context.Context, n int) (*netlab.Lab, []string, error) {
+	lab, err := netlab.New(ctx, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	hosts := make([]string, n)
+	for i := range hosts {
+		hosts[i] = lab.Addr(i)
+	}
+	return lab, hosts, nil
+}
+
 // consulHeartbeat is the Raft heartbeat (and election) timeout of the
 // agents (raft_multiplier 1).
 const consulHeartbeat = time.Second

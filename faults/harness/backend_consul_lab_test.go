@@ -35,33 +35,14 @@ func consulPut(ctx context.Context, addr, path, body string) ([]byte, error) {
 	return out, nil
 }
 
-// consulFollowed waits until agent j follows a leader that pred accepts,
-// and returns it.
-func consulFollowed(t *testing.T, b *harness.Consul, j int, pred func(int) bool) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	for {
-		seen, err := b.LeaderSeen(ctx, j)
-		if err == nil && pred(seen) {
-			return seen
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("agent %d: last leader seen %d (%v)", j, seen, err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // consulAgree waits until every agent follows one leader, and returns it.
 func consulAgree(t *testing.T, b *harness.Consul) int {
 	t.Helper()
 	for end := time.Now().Add(60 * time.Second); ; {
-		lead := consulFollowed(t, b, 0, func(s int) bool { return s >= 0 })
+		lead := followed(t, b, 0, func(s int) bool { return s >= 0 })
 		agree := true
 		for j := 1; j < b.Members(); j++ {
-			agree = agree && consulFollowed(t, b, j, func(s int) bool { return s >= 0 }) == lead
+			agree = agree && followed(t, b, j, func(s int) bool { return s >= 0 }) == lead
 		}
 		if agree {
 			return lead
@@ -114,8 +95,8 @@ func consulIsolateLeader(t *testing.T, b *harness.Consul, l int) {
 		t.Fatal(err)
 	}
 	f := (l + 1) % 3
-	consulFollowed(t, b, f, func(s int) bool { return s >= 0 && s != l })
-	consulFollowed(t, b, l, func(s int) bool { return s < 0 })
+	followed(t, b, f, func(s int) bool { return s >= 0 && s != l })
+	followed(t, b, l, func(s int) bool { return s < 0 })
 	if out, err := consulPut(t.Context(), b.AgentAddr(l), "/v1/kv/isolated", "x"); err == nil {
 		t.Fatalf("the isolated old leader took a write: %s", out)
 	}
@@ -148,11 +129,11 @@ func consulIsolateFollower(t *testing.T, b *harness.Consul) {
 	if err := lab.Isolate(t.Context(), v); err != nil {
 		t.Fatal(err)
 	}
-	consulFollowed(t, b, v, func(s int) bool { return s < 0 })
+	followed(t, b, v, func(s int) bool { return s < 0 })
 	if out, err := consulPut(t.Context(), b.AgentAddr(v), "/v1/session/renew/"+s.ID, ""); err == nil {
 		t.Fatalf("the session was renewed through the isolated follower %d: %s", v, out)
 	}
-	m := consulFollowed(t, b, (v+1)%3, func(s int) bool { return s >= 0 && s != v })
+	m := followed(t, b, (v+1)%3, func(s int) bool { return s >= 0 && s != v })
 	if out, err := consulPut(t.Context(), b.AgentAddr(m), "/v1/session/renew/"+s.ID, ""); err != nil || !strings.Contains(string(out), s.ID) {
 		t.Fatalf("the majority (leader %d) did not renew the session: %s (%v)\n%s", m, out, err, consulSessions(b))
 	}

@@ -11,7 +11,7 @@ import (
 
 // followed waits until member j follows a leader that pred accepts, and
 // returns it.
-func followed(t *testing.T, b *harness.Etcd, j int, pred func(int) bool) int {
+func followed(t *testing.T, b harness.MemberPartitioner, j int, pred func(int) bool) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
