@@ -190,7 +190,7 @@ func (b *Consul) KillLeader(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if i == b.front {
-		if i, err = b.moveLeader(lctx); err != nil {
+		if i, err = b.MoveLeader(lctx, b.front); err != nil {
 			return "", err
 		}
 	}
@@ -213,10 +213,11 @@ func (b *Consul) leader(ctx context.Context) (int, error) {
 	}
 }
 
-// moveLeader has the front, the leader, hand leadership to another server
-// and returns the new leader.
-func (b *Consul) moveLeader(ctx context.Context) (int, error) {
-	url := "http://" + b.c.Agents[b.front].Addr() + "/v1/operator/raft/transfer-leader"
+// MoveLeader implements LeaderMover: agent from, the leader, hands the
+// leadership to another server (Consul's
+// /v1/operator/raft/transfer-leader); it returns the new leader.
+func (b *Consul) MoveLeader(ctx context.Context, from int) (int, error) {
+	url := "http://" + b.c.Agents[from].Addr() + "/v1/operator/raft/transfer-leader"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		return -1, err
@@ -236,12 +237,12 @@ func (b *Consul) moveLeader(ctx context.Context) (int, error) {
 		if err != nil {
 			return -1, err
 		}
-		if i != b.front {
+		if i != from {
 			return i, nil
 		}
 		select {
 		case <-ctx.Done():
-			return -1, fmt.Errorf("consul: leadership still on the front after a transfer: %w", ctx.Err())
+			return -1, fmt.Errorf("consul: leadership still on %s after a transfer: %w", b.c.Agents[from].Name, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -90,7 +90,8 @@ func (b *Consul) LeaderSeen(ctx context.Context, i int) (int, error) {
 }
 
 // AttachedMembers implements MemberPartitioner: the front, which every
-// holder talks to.
+// holder talks to. When it leads, F14 and F15 have it hand the leadership
+// over first (MoveLeader), so that they cut it as a follower.
 func (b *Consul) AttachedMembers() []int { return []int{b.front} }
 
 // PartitionPace implements PartitionPacer. F13-F15 hold their cut

@@ -1,8 +1,16 @@
 package harness
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasehold-go/leasehold/faults/check"
+	"github.com/leasehold-go/leasehold/faults/history"
+	"github.com/leasehold-go/leasehold/faults/netlab"
 )
 
 // pacedStore is a partStore with a pace of its own.
@@ -42,6 +50,47 @@ func TestPartitionPace(t *testing.T) {
 		h := &harness{cfg: RunConfig{Backend: c.b, TTL: c.ttl}}
 		if hold, flap := h.pace(c.b); hold != c.hold || flap != c.flap {
 			t.Errorf("%s: hold %s, flap %s; want %s, %s", c.name, hold, flap, c.hold, c.flap)
+		}
+	}
+}
+
+// moverStore is a partStore whose attached member 1 leads until
+// MoveLeader hands the leadership to member 0.
+type moverStore struct {
+	partStore
+	moved bool
+}
+
+func (m *moverStore) LeaderMember(context.Context) (int, error) {
+	if m.moved {
+		return 0, nil
+	}
+	return 1, nil
+}
+
+func (m *moverStore) MoveLeader(_ context.Context, from int) (int, error) {
+	if from != 1 {
+		return -1, fmt.Errorf("move from %d, the leader is 1", from)
+	}
+	m.moved = true
+	return 0, nil
+}
+
+// F14 isolates the holders' member even when it leads, where the store can
+// move the leadership off it first (LeaderMover): Consul's front.
+func TestMinorityIsTheAttachedMember(t *testing.T) {
+	m := &moverStore{partStore: partStore{lab: &netlab.Lab{}, members: 3, loses: true}}
+	h := &harness{cfg: RunConfig{Backend: m, TTL: 20 * time.Millisecond}, ctx: t.Context(),
+		rec: history.NewMemRecorder("harness", nil), rng: rand.New(rand.NewPCG(1, 2))}
+	if err := h.isolateMinority(); err != nil {
+		t.Fatal(err)
+	}
+	if !m.moved || len(h.invalid) > 0 {
+		t.Fatalf("moved %v, invalid %q", m.moved, h.invalid)
+	}
+	for _, e := range h.rec.Events() {
+		if e.Kind == history.EvFault && e.Fault == check.F14 && e.Phase == "on" && !strings.HasPrefix(e.Note, "member 1 (a follower) isolated") {
+			t.Fatalf("F14 %q: not the attached member 1", e.Note)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults/check"
@@ -37,6 +38,30 @@ const (
 // each F16 cut lasts, for the run's TTL.
 type PartitionPacer interface {
 	PartitionPace(ttl time.Duration) (hold, flap time.Duration)
+}
+
+// LeaderMover is a MemberPartitioner whose leader can hand the leadership
+// to another member: MoveLeader has member from, the leader, do it, and
+// returns the new leader. F14 and F15 move it off an attached member that
+// leads, so that they cut the holders' member as a follower.
+type LeaderMover interface {
+	MoveLeader(ctx context.Context, from int) (int, error)
+}
+
+// offAttached returns the leader l, or the new leader once an attached
+// member that leads has handed the leadership over (LeaderMover).
+func (h *harness) offAttached(mp MemberPartitioner, l int) (int, error) {
+	lm, ok := mp.(LeaderMover)
+	if !ok || !slices.Contains(mp.AttachedMembers(), l) {
+		return l, nil
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	next, err := lm.MoveLeader(ctx, l)
+	if err != nil {
+		return -1, fmt.Errorf("move the leadership off member %d: %w", l, err)
+	}
+	return next, nil
 }
 
 // pace returns how long F13-F15 hold their cut and each F16 cut lasts.
@@ -131,6 +156,9 @@ func (h *harness) cutMembers(mc memberCut) error {
 	}
 	v := l
 	if mc.follower {
+		if l, err = h.offAttached(mp, l); err != nil {
+			return err
+		}
 		v = h.follower(mp, l)
 	}
 	hold, _ := h.pace(mp)
