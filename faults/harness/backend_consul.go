@@ -10,10 +10,16 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/netlab"
 )
 
-// Consul is a cluster of 3 Consul server agents on loopback ports
-// (raft_multiplier 1), built by scripts/install/consul.sh.
+// Consul is a cluster of 3 Consul server agents (raft_multiplier 1),
+// built by scripts/install/consul.sh. Inside the run's private network
+// namespace (netlab.Enter) the agents run one per member namespace of a
+// network lab, on the lab's addresses, so that the links between them can
+// be cut (MemberPartitioner, see backend_consul_lab.go); elsewhere on
+// loopback ports.
 //
 // A consul:// URL names one agent: a deployment's clients talk to their
 // local agent, which forwards to the cluster's leader. The holders all talk
@@ -29,6 +35,7 @@ import (
 // killed) already covers.
 type Consul struct {
 	c     *testserver.Consul
+	lab   *netlab.Lab
 	front int // the agent the holders talk to
 }
 
@@ -46,12 +53,19 @@ func (b *Consul) Name() string { return "consul" }
 // backoff step later (the holders' backoff cap, TTL/10) and then
 // consulCommits.
 func (b *Consul) TakeoverBound(ttl time.Duration) float64 {
-	class := (ttl + time.Second - 1) / time.Second * time.Second
-	c := int64(class / time.Second)
-	session := max(time.Duration(max((3*c+1)/2, c+1))*time.Second, 10*time.Second)
+	class, session := consulSession(ttl)
 	lockDelay := min(class, time.Minute)
 	backoff := max(ttl/10, 10*time.Millisecond)
 	return float64(2*session+lockDelay+backoff+consulCommits) / float64(ttl)
+}
+
+// consulSession returns the consul store's TTL class for grants of ttl
+// (the TTL rounded up to whole seconds) and its session TTL (1.5 x the
+// class, at least the class + 1 s and at least Consul's 10 s minimum).
+func consulSession(ttl time.Duration) (class, session time.Duration) {
+	class = (ttl + time.Second - 1) / time.Second * time.Second
+	c := int64(class / time.Second)
+	return class, max(time.Duration(max((3*c+1)/2, c+1))*time.Second, 10*time.Second)
 }
 
 // consulCommits is the allowance for the invalidation's Raft commit, the
@@ -64,8 +78,20 @@ const consulWait = 60 * time.Second
 
 // Start implements Backend: the cluster, and a follower as the front.
 func (b *Consul) Start(ctx context.Context, dir string) error {
+	opts := testserver.ConsulOptions{Servers: 3, Dir: dir}
+	if netlab.Inside() {
+		// A member cut for longer than gossip's failure detection would
+		// otherwise be removed from the Raft configuration by autopilot
+		// and its node deregistered (see backend_consul_lab.go).
+		opts.Args = []string{"-hcl", "autopilot { cleanup_dead_servers = false }"}
+		var err error
+		if b.lab, opts.Hosts, err = newLab(ctx, opts.Servers); err != nil {
+			return err
+		}
+		opts.Prefix = b.lab.Prefix
+	}
 	var err error
-	b.c, err = testserver.StartConsul(ctx, testserver.ConsulOptions{Servers: 3, Dir: dir})
+	b.c, err = testserver.StartConsul(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -87,6 +113,9 @@ func (b *Consul) URL(eps []string) string { return "consul://" + eps[0] }
 func (b *Consul) Close() error {
 	if b.c != nil {
 		testserver.KillAll(b.procs()...)
+	}
+	if b.lab != nil {
+		return b.lab.Close()
 	}
 	return nil
 }
@@ -161,7 +190,7 @@ func (b *Consul) KillLeader(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if i == b.front {
-		if i, err = b.moveLeader(lctx); err != nil {
+		if i, err = b.MoveLeader(lctx, b.front); err != nil {
 			return "", err
 		}
 	}
@@ -184,10 +213,11 @@ func (b *Consul) leader(ctx context.Context) (int, error) {
 	}
 }
 
-// moveLeader has the front, the leader, hand leadership to another server
-// and returns the new leader.
-func (b *Consul) moveLeader(ctx context.Context) (int, error) {
-	url := "http://" + b.c.Agents[b.front].Addr() + "/v1/operator/raft/transfer-leader"
+// MoveLeader implements LeaderMover: agent from, the leader, hands the
+// leadership to another server (Consul's
+// /v1/operator/raft/transfer-leader); it returns the new leader.
+func (b *Consul) MoveLeader(ctx context.Context, from int) (int, error) {
+	url := "http://" + b.c.Agents[from].Addr() + "/v1/operator/raft/transfer-leader"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		return -1, err
@@ -207,12 +237,12 @@ func (b *Consul) moveLeader(ctx context.Context) (int, error) {
 		if err != nil {
 			return -1, err
 		}
-		if i != b.front {
+		if i != from {
 			return i, nil
 		}
 		select {
 		case <-ctx.Done():
-			return -1, fmt.Errorf("consul: leadership still on the front after a transfer: %w", ctx.Err())
+			return -1, fmt.Errorf("consul: leadership still on %s after a transfer: %w", b.c.Agents[from].Name, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults/check"
@@ -26,9 +27,50 @@ const (
 	// partitionConverge bounds the wait, after a heal, for every member to
 	// follow one leader again.
 	partitionConverge = 60 * time.Second
-	// flaps is the number of cuts of F16, one every TTL/2.
+	// flaps is the number of cuts of F16, one every TTL/2 (or the
+	// PartitionPacer's flap).
 	flaps = 8
 )
+
+// PartitionPacer is a MemberPartitioner whose Raft cannot lose or elect a
+// leader at the default pace (F13-F15 hold their cut 2.5 x TTL, F16 cuts
+// every TTL/2): PartitionPace returns how long F13-F15 hold their cut and
+// each F16 cut lasts, for the run's TTL.
+type PartitionPacer interface {
+	PartitionPace(ttl time.Duration) (hold, flap time.Duration)
+}
+
+// LeaderMover is a MemberPartitioner whose leader can hand the leadership
+// to another member: MoveLeader has member from, the leader, do it, and
+// returns the new leader. F14 and F15 move it off an attached member that
+// leads, so that they cut the holders' member as a follower.
+type LeaderMover interface {
+	MoveLeader(ctx context.Context, from int) (int, error)
+}
+
+// offAttached returns the leader l, or the new leader once an attached
+// member that leads has handed the leadership over (LeaderMover).
+func (h *harness) offAttached(mp MemberPartitioner, l int) (int, error) {
+	lm, ok := mp.(LeaderMover)
+	if !ok || !slices.Contains(mp.AttachedMembers(), l) {
+		return l, nil
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	next, err := lm.MoveLeader(ctx, l)
+	if err != nil {
+		return -1, fmt.Errorf("move the leadership off member %d: %w", l, err)
+	}
+	return next, nil
+}
+
+// pace returns how long F13-F15 hold their cut and each F16 cut lasts.
+func (h *harness) pace(mp MemberPartitioner) (hold, flap time.Duration) {
+	if pp, ok := mp.(PartitionPacer); ok {
+		return pp.PartitionPace(h.cfg.TTL)
+	}
+	return h.ttlx(partitionHold), h.cfg.TTL / 2
+}
 
 // memberPartitioner applies F13-F16 to a store whose members run in the
 // run's network lab; the others say why not.
@@ -53,15 +95,15 @@ func memberPartitioner(h *harness) (bool, string) {
 }
 
 // memberCut is one episode of F13, F14 or F15: a cut around the leader l
-// and a victim v (the leader itself, or a follower), kept 2.5 x TTL and
-// until bit holds for some member j (following seen, -1 for none) or
-// limit passes, then healed.
+// and a victim v (the leader itself, or a follower), kept 2.5 x TTL (or
+// the PartitionPacer's hold) and until bit holds for some member j
+// (following seen, -1 for none) or limit passes, then healed.
 type memberCut struct {
 	class    string
 	follower bool // the victim is a follower, else the leader
 	what     func(l, v int) string
 	cut      func(ctx context.Context, lab *netlab.Lab, l, v int) error
-	limit    time.Duration // 0: 2.5 x TTL
+	limit    time.Duration // 0: the hold (2.5 x TTL, or the PartitionPacer's)
 	bit      func(l, v, j, seen int) bool
 	why      string // what did not happen when it did not bite
 }
@@ -114,9 +156,13 @@ func (h *harness) cutMembers(mc memberCut) error {
 	}
 	v := l
 	if mc.follower {
+		if l, err = h.offAttached(mp, l); err != nil {
+			return err
+		}
 		v = h.follower(mp, l)
 	}
-	start, hold := time.Now(), h.ttlx(partitionHold)
+	hold, _ := h.pace(mp)
+	start := time.Now()
 	h.fault(mc.class, "store", "on", fmt.Sprintf("%s; holders pinned to %v", mc.what(l, v), mp.AttachedMembers()))
 	if err := mc.cut(h.ctx, mp.Lab(), l, v); err != nil {
 		return err
@@ -128,9 +174,10 @@ func (h *harness) cutMembers(mc memberCut) error {
 	return h.healMembers(mc.class, mp, bit, mc.why)
 }
 
-// flap is F16: a new random cut every TTL/2 (a member isolated, or two
-// cut from each other), flaps times, then healed. It bites when some member
-// lost its leader or followed another than the episode's first leader.
+// flap is F16: a new random cut every TTL/2 (or the PartitionPacer's
+// flap; a member isolated, or two cut from each other), flaps times, then
+// healed. It bites when some member
+// lost its leader or the leadership moved.
 func (h *harness) flap() error {
 	mp := h.cfg.Backend.(MemberPartitioner)
 	lab := mp.Lab()
@@ -138,7 +185,8 @@ func (h *harness) flap() error {
 	if err != nil {
 		return err
 	}
-	h.fault(check.F16, "store", "on", fmt.Sprintf("%d cuts, one every %s", flaps, h.cfg.TTL/2))
+	_, every := h.pace(mp)
+	h.fault(check.F16, "store", "on", fmt.Sprintf("%d cuts, one every %s", flaps, every))
 	bitten := 0
 	for range flaps {
 		if err := lab.Heal(h.ctx); err != nil {
@@ -160,7 +208,7 @@ func (h *harness) flap() error {
 		}
 		h.rec.Record(history.Event{Kind: history.EvMark, Target: "store", Note: "F16: " + what})
 		start := time.Now()
-		end := start.Add(h.cfg.TTL / 2)
+		end := start.Add(every)
 		if h.watchLeaders(mp, start, end, func(_, seen int) bool { return seen < 0 || seen != l }) != "" {
 			bitten++
 		}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -27,20 +28,51 @@ type ConsulOptions struct {
 	// environment.
 	Args []string
 	Env  []string
+	// Hosts are the agents' addresses, one per agent: each binds, advertises
+	// and serves its HTTP API on its own (its serf and server RPC ports too,
+	// which the others join and the leader is named by); nil means
+	// 127.0.0.1 for all.
+	Hosts []string
+	// Prefix, if set, returns the argv prefix that starts agent i (its
+	// Spec.Prefix): e.g. `ip netns exec NAME`, to run the agent in a
+	// network namespace of its own, on its address of Hosts.
+	Prefix func(i int) []string
+}
+
+// host returns agent i's address.
+func (o ConsulOptions) host(i int) string {
+	if i < len(o.Hosts) {
+		return o.Hosts[i]
+	}
+	return "127.0.0.1"
+}
+
+// prefix returns agent i's argv prefix.
+func (o ConsulOptions) prefix(i int) []string {
+	if o.Prefix == nil {
+		return nil
+	}
+	return o.Prefix(i)
 }
 
 // ConsulAgent is one agent of a cluster.
 type ConsulAgent struct {
 	*Process
 	Name       string
-	HTTPPort   int    // its HTTP API on 127.0.0.1
+	Host       string // its address (127.0.0.1 unless ConsulOptions.Hosts)
+	HTTPPort   int    // its HTTP API on Host
 	SerfPort   int    // its LAN gossip port, which the others join
 	ServerPort int    // its server RPC port, by which the leader is named
 	Dir        string // its data folder
 }
 
-// Addr returns the agent's HTTP API address, 127.0.0.1:port.
-func (a *ConsulAgent) Addr() string { return fmt.Sprintf("127.0.0.1:%d", a.HTTPPort) }
+// Addr returns the agent's HTTP API address, host:port.
+func (a *ConsulAgent) Addr() string { return net.JoinHostPort(a.Host, strconv.Itoa(a.HTTPPort)) }
+
+// serverAddr returns the agent's server RPC address, as a leader is named.
+func (a *ConsulAgent) serverAddr() string {
+	return net.JoinHostPort(a.Host, strconv.Itoa(a.ServerPort))
+}
 
 // Consul is a running dev agent or cluster of server agents.
 type Consul struct {
@@ -57,6 +89,9 @@ func StartConsul(ctx context.Context, opts ConsulOptions) (*Consul, error) {
 	bin, err := FindBin("consul", "consul.sh")
 	if err != nil {
 		return nil, err
+	}
+	if opts.Hosts != nil && len(opts.Hosts) != max(opts.Servers, 1) {
+		return nil, fmt.Errorf("testserver: %d consul hosts for %d agents", len(opts.Hosts), max(opts.Servers, 1))
 	}
 	var c *Consul
 	rm, err := startAttempts(opts.Dir, "leasehold-consul-", func(dir string) (err error) {
@@ -94,12 +129,12 @@ func startConsul(ctx context.Context, dir, bin string, opts ConsulOptions) (*Con
 	}
 	c := &Consul{}
 	for i := range n {
-		a := &ConsulAgent{Name: fmt.Sprintf("c%d", i+1), HTTPPort: ports[perAgent*i], SerfPort: ports[perAgent*i+1],
+		a := &ConsulAgent{Name: fmt.Sprintf("c%d", i+1), Host: opts.host(i), HTTPPort: ports[perAgent*i], SerfPort: ports[perAgent*i+1],
 			ServerPort: ports[perAgent*i+3], Dir: filepath.Join(dir, fmt.Sprintf("c%d", i+1))}
 		if err := os.MkdirAll(a.Dir, 0o755); err != nil {
 			return nil, err
 		}
-		args := []string{"agent", "-node", a.Name, "-bind", "127.0.0.1", "-client", "127.0.0.1",
+		args := []string{"agent", "-node", a.Name, "-bind", a.Host, "-advertise", a.Host, "-client", a.Host,
 			"-http-port", fmt.Sprint(a.HTTPPort), "-dns-port", "-1", "-grpc-port", "-1", "-grpc-tls-port", "-1",
 			"-serf-lan-port", fmt.Sprint(a.SerfPort), "-serf-wan-port", fmt.Sprint(ports[perAgent*i+2]),
 			"-server-port", fmt.Sprint(a.ServerPort), "-log-level", "warn", "-disable-host-node-id"}
@@ -110,12 +145,12 @@ func startConsul(ctx context.Context, dir, bin string, opts ConsulOptions) (*Con
 				"-hcl", "performance { raft_multiplier = 1 }")
 			for j := range n {
 				if j != i {
-					args = append(args, "-retry-join", fmt.Sprintf("127.0.0.1:%d", ports[perAgent*j+1]))
+					args = append(args, "-retry-join", net.JoinHostPort(opts.host(j), strconv.Itoa(ports[perAgent*j+1])))
 				}
 			}
 		}
 		a.Process = NewProcess(Spec{
-			Name: fmt.Sprintf("consul %s on port %d", a.Name, a.HTTPPort), Path: bin,
+			Name: fmt.Sprintf("consul %s on %s", a.Name, a.Addr()), Path: bin, Prefix: opts.prefix(i),
 			Args: append(args, opts.Args...), Env: opts.Env,
 			Log:   filepath.Join(a.Dir, "consul.log"),
 			Probe: func(ctx context.Context) error { return consulHasLeader(ctx, a.Addr()) },
@@ -188,13 +223,38 @@ func (c *Consul) Leader(ctx context.Context) (int, error) {
 		if err != nil || l == "" {
 			continue
 		}
-		for i, b := range c.Agents {
-			if b.Running() && strings.HasSuffix(l, fmt.Sprintf(":%d", b.ServerPort)) {
-				return i, nil
-			}
+		if i := c.agentAt(l); i >= 0 && c.Agents[i].Running() {
+			return i, nil
 		}
 	}
 	return -1, fmt.Errorf("testserver: no Consul agent knows a leader")
+}
+
+// agentAt returns the index of the agent whose server RPC address is addr,
+// or -1.
+func (c *Consul) agentAt(addr string) int {
+	for i, a := range c.Agents {
+		if addr == a.serverAddr() {
+			return i
+		}
+	}
+	return -1
+}
+
+// LeaderSeen returns the index of the agent that agent i follows as the
+// cluster's leader (i itself when it leads), as its own Raft knows it
+// (Consul answers /v1/status/leader locally, without forwarding), or -1
+// when it has none; an error when i does not answer, or names a leader
+// that is no agent of c.
+func (c *Consul) LeaderSeen(ctx context.Context, i int) (int, error) {
+	l, err := consulLeader(ctx, c.Agents[i].Addr())
+	if err != nil || l == "" {
+		return -1, err
+	}
+	if j := c.agentAt(l); j >= 0 {
+		return j, nil
+	}
+	return -1, fmt.Errorf("testserver: consul %s follows %s, no agent of the cluster", c.Agents[i].Name, l)
 }
 
 // Restart starts agent i again on its data folder and ports, without

@@ -3,6 +3,7 @@ package testserver
 import (
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,35 @@ func TestConsulClusterLeaderKill(t *testing.T) {
 	}
 	if err := c.WaitServing(ctxT(t)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Per-agent hosts and prefixes: each agent binds and serves on its own
+// address, starts through its prefix, and the agents name one another's
+// server addresses as the leader they follow.
+func TestConsulHostsPrefix(t *testing.T) {
+	hosts := []string{"127.0.0.21", "127.0.0.22", "127.0.0.23"}
+	c := NewConsul(t, ConsulOptions{Servers: 3, Hosts: hosts,
+		Prefix: func(i int) []string { return []string{"/usr/bin/env", "LEASEHOLD_MEMBER=" + strconv.Itoa(i)} }})
+	for i, a := range c.Agents {
+		if !strings.HasPrefix(a.Addr(), hosts[i]+":") {
+			t.Fatalf("agent %d serves on %s, want host %s", i, a.Addr(), hosts[i])
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(a.Pid()) + "/environ")
+		if err != nil || !strings.Contains(string(env), "LEASEHOLD_MEMBER="+strconv.Itoa(i)+"\x00") {
+			t.Fatalf("agent %d did not start through its prefix: %v", i, err)
+		}
+	}
+	l, err := c.Leader(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Agents {
+		if seen, err := c.LeaderSeen(ctxT(t), i); err != nil || seen != l {
+			t.Fatalf("agent %d follows %d (%v), want the leader %d", i, seen, err, l)
+		}
+	}
+	if _, err := StartConsul(ctxT(t), ConsulOptions{Servers: 3, Hosts: hosts[:2]}); err == nil {
+		t.Fatal("StartConsul with 2 hosts for 3 agents did not fail")
 	}
 }
