@@ -38,6 +38,18 @@ func run4001() []history.Event {
 	}
 }
 
+// after248 is an answered write with token 248, then an unanswered one
+// with token 247 that the resource decided (kind) after it.
+func after248(kind string) func() []history.Event {
+	return func() []history.Event {
+		return []history.Event{
+			regDecision(history.EvAdmit, own248, 248, 27337000000000, "h1.12-1"),
+			regWrite("h1.12", own248, 248, 27336990000000, 27337010000000, "h1.12-1"),
+			regDecision(kind, own247, 247, 27337100000000, "h2.12-1"),
+		}
+	}
+}
+
 // TestLinearizableUnansweredDecision: a write the resource decided but
 // whose holder never saw the answer ends at the resource's record, not at
 // the run's end, which may come before it: the real history of run 4001
@@ -57,20 +69,8 @@ func TestLinearizableUnansweredDecision(t *testing.T) {
 			evs[6].T = 27336800000000
 			return evs
 		}, end4001, "Illegal"},
-		{"an unanswered 247 admitted after the answered 248: stale admitted", func() []history.Event {
-			return []history.Event{
-				regDecision(history.EvAdmit, own248, 248, 27337000000000, "h1.12-1"),
-				regWrite("h1.12", own248, 248, 27336990000000, 27337010000000, "h1.12-1"),
-				regDecision(history.EvAdmit, own247, 247, 27337100000000, "h2.12-1"),
-			}
-		}, end4001, "Illegal"},
-		{"an unanswered 247 refused after the answered 248", func() []history.Event {
-			return []history.Event{
-				regDecision(history.EvAdmit, own248, 248, 27337000000000, "h1.12-1"),
-				regWrite("h1.12", own248, 248, 27336990000000, 27337010000000, "h1.12-1"),
-				regDecision(history.EvFenced, own247, 247, 27337100000000, "h2.12-1"),
-			}
-		}, end4001, "Ok"},
+		{"an unanswered 247 admitted after the answered 248: stale admitted", after248(history.EvAdmit), end4001, "Illegal"},
+		{"an unanswered 247 refused after the answered 248", after248(history.EvFenced), end4001, "Ok"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
