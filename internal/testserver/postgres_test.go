@@ -12,14 +12,7 @@ import (
 // address, which must not stop the server (the long fault run's
 // per-store folders are that long).
 func TestPostgresLongDir(t *testing.T) {
-	parent := t.TempDir()
-	long := filepath.Join(parent, strings.Repeat("d", max(150-len(parent)-1, 1)))
-	if err := os.MkdirAll(long, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if len(long) < 150 {
-		t.Fatalf("folder %q is %d bytes, want at least 150", long, len(long))
-	}
+	long := longDir(t)
 	pg := NewPostgres(t, PostgresOptions{Dir: long})
 	if err := pgSession(t.Context(), pg.Addr(), "postgres", "postgres", "SELECT 1"); err != nil {
 		t.Fatal(err)
@@ -32,4 +25,30 @@ func TestPostgresLongDir(t *testing.T) {
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Errorf("socket folder %q left behind after Stop: %v", sock, err)
 	}
+}
+
+// TestMariaDBLongDir starts MariaDB in a folder whose path is 150 bytes
+// long, which would put its socket past a Unix socket address's limit.
+func TestMariaDBLongDir(t *testing.T) {
+	long := longDir(t)
+	m := NewMariaDB(t, MariaDBOptions{Dir: long})
+	sock := m.sockDir
+	m.Stop()
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket folder %q left behind after Stop: %v", sock, err)
+	}
+}
+
+// longDir makes a folder whose path is at least 150 bytes long.
+func longDir(t *testing.T) string {
+	t.Helper()
+	parent := t.TempDir()
+	long := filepath.Join(parent, strings.Repeat("d", max(150-len(parent)-1, 1)))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(long) < 150 {
+		t.Fatalf("folder %q is %d bytes, want at least 150", long, len(long))
+	}
+	return long
 }
