@@ -19,7 +19,11 @@ type StallResult struct {
 	Refused     int // 409: the guard refused the token as stale
 	GaveUp      int // the writer gave up (its timeout) before an answer
 	Unavailable int // 503: the request's context ended while it waited for the resource
-	Stalls      int // handler stalls after an admission
+	// AcquireRetries counts the acquires a writer tried again after a lost
+	// grant (one that arrived after the client's deadline) or a store
+	// failure.
+	AcquireRetries int
+	Stalls         int // handler stalls after an admission
 	// Overtaken counts the stalls during which a higher token for the same
 	// key reached the server: the interleaving the workload is for.
 	Overtaken   int

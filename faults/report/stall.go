@@ -139,6 +139,9 @@ func StallSummary(r *check.StallResult) string {
 	}
 	s := fmt.Sprintf("%s seed %d W7 fence.Middleware, %s: %.0f s, %d writers on %d keys; %d writes sent, %d landed, %d refused (409), %d given up by the writer, %d 503; %d handler stalls, %d overtaken by a newer token; stale writes landed %d",
 		r.Store, r.Seed, mode, r.Seconds, r.Writers, r.Keys, r.Sent, r.Landed, r.Refused, r.GaveUp, r.Unavailable, r.Stalls, r.Overtaken, r.StaleLanded)
+	if r.AcquireRetries > 0 {
+		s += fmt.Sprintf("; %d acquires retried (a late grant or a store failure)", r.AcquireRetries)
+	}
 	for _, v := range r.Violations {
 		s += "\n  " + v
 	}

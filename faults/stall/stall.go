@@ -216,6 +216,7 @@ func runStallWriters(ctx context.Context, cfg Config, url, base string, res *che
 			res.Refused += c.refused
 			res.GaveUp += c.gaveUp
 			res.Unavailable += c.unavailable
+			res.AcquireRetries += c.acqRetries
 			if err != nil {
 				werrs = append(werrs, fmt.Errorf("writer %d: %w", i, err))
 			}
@@ -247,7 +248,42 @@ func setUpStore(ctx context.Context, open harness.Opener, url string) error {
 	}
 }
 
-type stallCounts struct{ sent, refused, gaveUp, unavailable int }
+type stallCounts struct{ sent, refused, gaveUp, unavailable, acqRetries int }
+
+// retryable reports whether a writer tries an acquire again after err: a
+// lease lost on its way (under load a grant can arrive after the client's
+// own deadline, which the client rightly refuses) or a store failure,
+// but not a refusal another try cannot change (tokens exhausted, a
+// foreign record) nor a misuse (bad key, closed client).
+func retryable(err error) bool {
+	if errors.Is(err, leasehold.ErrTokensExhausted) || errors.Is(err, leasehold.ErrForeignRecord) {
+		return false
+	}
+	return errors.Is(err, leasehold.ErrLost) || errors.Is(err, leasehold.ErrExpired) || errors.Is(err, leasehold.ErrStore)
+}
+
+// acquire takes key, trying again (after a short pause) while the acquire
+// fails in a retryable way, as the harness's holders do; it counts the
+// retries in c. It returns nil with no error when ctx ends.
+func acquire(ctx context.Context, client *leasehold.Client, key string, rng *rand.Rand, c *stallCounts) (*leasehold.Lease, error) {
+	for {
+		l, err := client.Acquire(ctx, key, leasehold.AcquireOptions{Wait: leasehold.WaitForever})
+		switch {
+		case err == nil:
+			return l, nil
+		case ctx.Err() != nil:
+			return nil, nil
+		case !retryable(err):
+			return nil, fmt.Errorf("acquire %s: %w", key, err)
+		}
+		c.acqRetries++
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(time.Duration(1+rng.IntN(20)) * time.Millisecond):
+		}
+	}
+}
 
 // runStallWriter takes a lease on a random key, sends one fenced write
 // with its token, waits for it at most cfg.Timeout, releases the lease and
@@ -273,12 +309,9 @@ func runStallWriter(ctx context.Context, cfg Config, url, base string, idx int) 
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(idx)+1))
 	for n := 0; ctx.Err() == nil; n++ {
 		key := cfg.Keys[rng.IntN(len(cfg.Keys))]
-		l, err := client.Acquire(ctx, key, leasehold.AcquireOptions{Wait: leasehold.WaitForever})
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			return c, fmt.Errorf("acquire %s: %w", key, err)
+		l, err := acquire(ctx, client, key, rng, &c)
+		if err != nil || l == nil {
+			return c, err
 		}
 		rctx, cancel := context.WithTimeout(fence.WithToken(context.Background(), l.Token()), cfg.Timeout)
 		req, err := http.NewRequestWithContext(rctx, http.MethodPost, base+"/w7/"+key, nil)

@@ -36,8 +36,11 @@ type MariaDBOptions struct {
 type MariaDB struct {
 	*Process
 	Port     int
-	Dir      string // its folder: data/, the socket, error.log
+	Dir      string // its folder: data/, error.log
 	Database string
+	// sockDir holds the Unix socket: a short folder of its own (see
+	// shortDir), so that a long Dir cannot stop the server.
+	sockDir string
 }
 
 // StartMariaDB makes a data folder with mariadb-install-db, starts mariadbd
@@ -56,7 +59,10 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 		return nil, err
 	}
 	m := &MariaDB{Dir: dir, Database: opts.Database}
-	if err = m.install(ctx, install); err == nil {
+	if m.sockDir, err = shortDir("lhmy-", nil); err == nil {
+		err = m.install(ctx, install)
+	}
+	if err == nil {
 		for range 3 {
 			if m.Port, err = FreePort(); err != nil {
 				break
@@ -70,7 +76,7 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 			}
 		}
 	}
-	_ = os.RemoveAll(dir)
+	m.removeDirs()
 	return nil, err
 }
 
@@ -114,7 +120,7 @@ func (m *MariaDB) install(ctx context.Context, bin string) error {
 
 func (m *MariaDB) spec(bin string, opts MariaDBOptions) Spec {
 	args := append([]string{"--no-defaults", "--datadir=" + filepath.Join(m.Dir, "data"),
-		"--socket=" + filepath.Join(m.Dir, "sock"), "--port=" + strconv.Itoa(m.Port),
+		"--socket=" + filepath.Join(m.sockDir, "sock"), "--port=" + strconv.Itoa(m.Port),
 		"--bind-address=127.0.0.1", "--skip-name-resolve", "--innodb-buffer-pool-size=64M",
 		"--log-error=" + filepath.Join(m.Dir, "error.log"), "--pid-file=" + filepath.Join(m.Dir, "pid"),
 		"--init-file=" + filepath.Join(m.Dir, "init.sql")}, userArgs()...)
@@ -175,8 +181,15 @@ func (m *MariaDB) DSN(params ...string) string {
 }
 
 // Stop shuts the server down (SIGTERM, SIGKILL after 20 s) and removes its
-// folder.
+// folders.
 func (m *MariaDB) Stop() {
 	m.Process.Stop()
+	m.removeDirs()
+}
+
+func (m *MariaDB) removeDirs() {
 	_ = os.RemoveAll(m.Dir)
+	if m.sockDir != "" {
+		_ = os.RemoveAll(m.sockDir)
+	}
 }

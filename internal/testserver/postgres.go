@@ -32,14 +32,18 @@ type PostgresOptions struct {
 }
 
 // Postgres is a running throwaway PostgreSQL cluster: made by initdb,
-// listening on 127.0.0.1 and on a Unix socket in its folder, with fsync
-// off, run as the postgres user when the tests run as root (PostgreSQL
+// listening on 127.0.0.1 and on a Unix socket in a short folder of its
+// own under the system's temporary folder, with fsync off, run as the postgres user when the tests run as root (PostgreSQL
 // refuses root).
 type Postgres struct {
 	*Process
-	Dir  string // the cluster's folder: data/, the socket, postgres.log
+	Dir  string // the cluster's folder: data/, postgres.log
 	Port int
-	User *syscall.Credential // the server's user; nil means the test process's
+	// SocketDir is the folder of the Unix socket: short, under the
+	// system's temporary folder, so that a long Dir cannot push the
+	// socket's path past the 107 bytes a Unix socket address holds.
+	SocketDir string
+	User      *syscall.Credential // the server's user; nil means the test process's
 }
 
 // PostgresBinDir returns the folder holding initdb and postgres: BinDir,
@@ -73,8 +77,11 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Postgres, error)
 	if pg.Dir, err = pg.makeDir(opts.Dir); err != nil {
 		return nil, err
 	}
-	if err := pg.initdb(ctx, bin); err != nil {
-		_ = os.RemoveAll(pg.Dir)
+	if pg.SocketDir, err = shortDir("lhpg-", pg.User); err == nil {
+		err = pg.initdb(ctx, bin)
+	}
+	if err != nil {
+		pg.removeDirs()
 		return nil, err
 	}
 	for range 3 {
@@ -94,7 +101,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Postgres, error)
 		if pg.Process != nil {
 			pg.Kill()
 		}
-		_ = os.RemoveAll(pg.Dir)
+		pg.removeDirs()
 		return nil, err
 	}
 	return pg, nil
@@ -162,7 +169,7 @@ func (pg *Postgres) spec(bin string, opts PostgresOptions) Spec {
 		Name: "postgres on port " + strconv.Itoa(pg.Port),
 		Path: filepath.Join(bin, "postgres"),
 		Args: append([]string{"-D", filepath.Join(pg.Dir, "data"),
-			"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(pg.Port), "-k", pg.Dir,
+			"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(pg.Port), "-k", pg.SocketDir,
 			"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300",
 			"-c", "shared_buffers=64MB", "-c", "log_min_messages=warning"}, opts.Args...),
 		Env:  opts.Env,
@@ -193,7 +200,7 @@ func (pg *Postgres) ConnString(params ...string) string {
 // SocketConnString returns a key=value connection string over the Unix
 // socket.
 func (pg *Postgres) SocketConnString() string {
-	return fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres sslmode=disable", pg.Dir, pg.Port)
+	return fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres sslmode=disable", pg.SocketDir, pg.Port)
 }
 
 // Kill crashes the server: an immediate shutdown (SIGQUIT), in which the
@@ -211,8 +218,39 @@ func (pg *Postgres) Restart(ctx context.Context) error {
 }
 
 // Stop shuts the server down (fast shutdown, SIGKILL after 15 s) and
-// removes its folder.
+// removes its folders.
 func (pg *Postgres) Stop() {
 	pg.Process.Stop()
+	pg.removeDirs()
+}
+
+func (pg *Postgres) removeDirs() {
 	_ = os.RemoveAll(pg.Dir)
+	if pg.SocketDir != "" {
+		_ = os.RemoveAll(pg.SocketDir)
+	}
+}
+
+// shortDir makes a folder for a server's Unix socket under the system's
+// temporary folder, or /tmp when that one's path is long, owned by user
+// (nil: the test process's) and enterable by everyone: a socket's path
+// must fit in the 107 bytes of a Unix socket address, which a folder
+// deep in a test's or a fault run's tree can pass.
+func shortDir(prefix string, user *syscall.Credential) (string, error) {
+	parent := os.TempDir()
+	if len(parent) > 40 {
+		parent = "/tmp"
+	}
+	dir, err := os.MkdirTemp(parent, prefix)
+	if err != nil {
+		return "", err
+	}
+	if err = os.Chmod(dir, 0o755); err == nil {
+		err = chown(dir, user)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
