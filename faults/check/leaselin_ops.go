@@ -65,26 +65,34 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 	return by
 }
 
-// leaseKills are the maybe-releases a holder kill makes (F3, and F9 where
-// it names holders): one per key the killed process acted on, from its
+// leaseKills are the maybe-releases a holder kill makes (F3, F9 where it
+// names holders, and the kill of every holder at the run's end,
+// history.EvEndKill): one per key the killed process acted on, from its
 // last recorded event on the key before the kill (a release in flight
 // then was sent after it) to the kill.
 func leaseKills(evs []history.Event) []leaseOp {
 	var out []leaseOp
-	for _, ep := range episodes(evs) {
-		if ep.fault != F3 && ep.fault != F9 {
-			continue
-		}
-		for _, id := range strings.Split(ep.target, ",") {
+	kill := func(target string, at int64) {
+		for _, id := range strings.Split(target, ",") {
 			last := map[string]int64{}
 			for _, e := range evs {
-				if e.Src == id && e.Key != "" && e.T <= ep.on {
+				if e.Src == id && e.Key != "" && e.T <= at {
 					last[e.Key] = max(last[e.Key], e.T)
 				}
 			}
 			for key, t := range last {
-				out = append(out, leaseOp{kind: leaseKill, key: key, src: id, call: t, ret: max(t, ep.on), maybe: true})
+				out = append(out, leaseOp{kind: leaseKill, key: key, src: id, call: t, ret: max(t, at), maybe: true})
 			}
+		}
+	}
+	for _, ep := range episodes(evs) {
+		if ep.fault == F3 || ep.fault == F9 {
+			kill(ep.target, ep.on)
+		}
+	}
+	for _, e := range evs {
+		if e.Kind == history.EvEndKill {
+			kill(e.Target, e.T)
 		}
 	}
 	return out

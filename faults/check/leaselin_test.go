@@ -45,6 +45,11 @@ func kill(src string, t int64) []history.Event {
 	}
 }
 
+// endKill is the harness's kill of holders at the run's end.
+func endKill(target string, t int64) history.Event {
+	return history.Event{Src: "harness", Kind: history.EvEndKill, Target: target, T: t * ms}
+}
+
 func op(src string, t0, t int64) history.Event {
 	return history.Event{Src: src, Kind: history.EvOp, Key: "k", Owner: "oa", Token: 1, T0: t0 * ms, T: t * ms}
 }
@@ -77,6 +82,9 @@ func TestLeaseHistoryModel(t *testing.T) {
 		{"release after expiry and a new grant", []history.Event{acq("a", "oa", 1, 0, 10), acq("b", "ob", 2, 1000, 1010), rel("a", "oa", 1, 1100, 1110)}, "Ok"},
 		{"renewal of a replaced grant", []history.Event{acq("a", "oa", 1, 0, 10), acq("b", "ob", 2, 1000, 1010), renew("a", "oa", 1, 1100, 1110)}, "Illegal"},
 		{"renewal after a release", []history.Event{acq("a", "oa", 1, 0, 10), rel("a", "oa", 1, 20, 30), renew("a", "oa", 1, 40, 50)}, "Illegal"},
+		{"a holder killed at the run's end may have released", []history.Event{acq("a", "oa", 1, 0, 10), renew("a", "oa", 1, 500, 510), endKill("a", 520), acq("b", "ob", 2, 600, 610)}, "Ok"},
+		{"a grant before the killed holder's last call still overlaps", []history.Event{acq("a", "oa", 1, 0, 10), acq("b", "ob", 2, 300, 310), renew("a", "oa", 1, 500, 510), endKill("a", 620)}, "Illegal"},
+		{"the end's kill of another holder frees nothing", []history.Event{acq("a", "oa", 1, 0, 10), renew("a", "oa", 1, 500, 510), endKill("c", 520), acq("b", "ob", 2, 600, 610)}, "Illegal"},
 		{"release whose reply was lost may have freed", []history.Event{acq("a", "oa", 1, 0, 10), failed(rel("a", "oa", 1, 50, 60), lostReply), acq("b", "ob", 2, 100, 110)}, "Ok"},
 		{"killed holder may have been freed", append([]history.Event{acq("a", "oa", 1, 0, 10), acq("b", "ob", 2, 100, 110)}, kill("a", 50)...), "Ok"},
 		// a's operation at 150 says nothing of a's was in flight before it

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults/check"
@@ -327,10 +328,18 @@ func (h *harness) quietWindow() (from, end int64) {
 
 // killHolders kills every holder without a release.
 func (h *harness) killHolders() {
+	var ids []string
 	for _, s := range h.allSlots() {
 		if s.proc != nil {
 			s.proc.Kill()
+			ids = append(ids, s.id)
 		}
+	}
+	// Recorded after the kills, so that its T bounds them: a release a
+	// holder had in flight may have reached the store up to then
+	// (the lease-history check's maybe-releases).
+	if len(ids) > 0 {
+		h.rec.Record(history.Event{Kind: history.EvEndKill, Target: strings.Join(ids, ",")})
 	}
 }
 

@@ -33,14 +33,15 @@ const (
 	EvStart    = "start"    // a holder process started (Note: its clock rate)
 
 	// Resource, recorded by the harness's resource server.
-	EvRead       = "read"    // W1 read of the counter (Val)
-	EvCWrite     = "cwrite"  // W1 unfenced write of the counter (Val, Prev)
-	EvAdmit      = "admit"   // W2 write admitted by the fence (Highest: the highest before it)
-	EvFenced     = "fenced"  // W2 write refused as stale (Highest)
-	EvBadRequest = "bad_req" // a malformed request (Err)
-	EvFault      = "fault"   // harness: a fault injected (Phase "on") or healed ("off")
-	EvMark       = "mark"    // harness: a point of interest (Note)
-	EvStall      = "stall"   // harness: its own 10 ms ticker was starved from T0 to T (a machine-wide stall)
+	EvRead       = "read"     // W1 read of the counter (Val)
+	EvCWrite     = "cwrite"   // W1 unfenced write of the counter (Val, Prev)
+	EvAdmit      = "admit"    // W2 write admitted by the fence (Highest: the highest before it)
+	EvFenced     = "fenced"   // W2 write refused as stale (Highest)
+	EvBadRequest = "bad_req"  // a malformed request (Err)
+	EvFault      = "fault"    // harness: a fault injected (Phase "on") or healed ("off")
+	EvMark       = "mark"     // harness: a point of interest (Note)
+	EvStall      = "stall"    // harness: its own 10 ms ticker was starved from T0 to T (a machine-wide stall)
+	EvEndKill    = "end_kill" // harness: the holders named in Target (comma-separated) were killed at the run's end, by T
 )
 
 // Event is one line of a history. Times are CLOCK_MONOTONIC nanoseconds
