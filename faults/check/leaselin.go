@@ -49,7 +49,14 @@ import (
 //     every grant of the killed process, between its last recorded event
 //     on the key (a release in flight when it died was sent after it) and
 //     the kill (a store such as PostgreSQL's advisory locks ends the lock
-//     with the session). A renewal that failed is left out: applied, it
+//     with the session); the harness's unrecorded SIGKILL of every holder
+//     at the end of the run likewise, up to the final probe's first call.
+//     A release the store answered "not held by this owner" had no effect,
+//     unless a fault was on during it: then the answer may be to a retry
+//     of a request whose first attempt landed with its reply lost (the S3
+//     store's conditional PUT, retried by the SDK after a partition, finds
+//     the next holder's lease), and it is a maybe-release too. A renewal
+//     that failed is left out: applied, it
 //     only moves an expiry bound later, so its "not applied" branch is
 //     always at least as permissive and the verdict is the same.
 //
