@@ -69,22 +69,34 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 // it names holders): one per key the killed process acted on, from its
 // last recorded event on the key before the kill (a release in flight
 // then was sent after it) to the kill.
+// A harness's halt of a holder (HaltMark) counts as its kill: the
+// releases it sends on its way out may apply without a recorded return.
 func leaseKills(evs []history.Event) []leaseOp {
-	var out []leaseOp
+	type kill struct {
+		id string
+		on int64
+	}
+	var kills []kill
 	for _, ep := range episodes(evs) {
-		if ep.fault != F3 && ep.fault != F9 {
-			continue
+		if ep.fault == F3 || ep.fault == F9 {
+			for _, id := range strings.Split(ep.target, ",") {
+				kills = append(kills, kill{id, ep.on})
+			}
 		}
-		for _, id := range strings.Split(ep.target, ",") {
-			last := map[string]int64{}
-			for _, e := range evs {
-				if e.Src == id && e.Key != "" && e.T <= ep.on {
-					last[e.Key] = max(last[e.Key], e.T)
-				}
+	}
+	for id, on := range halted(evs) {
+		kills = append(kills, kill{id, on})
+	}
+	var out []leaseOp
+	for _, k := range kills {
+		last := map[string]int64{}
+		for _, e := range evs {
+			if e.Src == k.id && e.Key != "" && e.T <= k.on {
+				last[e.Key] = max(last[e.Key], e.T)
 			}
-			for key, t := range last {
-				out = append(out, leaseOp{kind: leaseKill, key: key, src: id, call: t, ret: max(t, ep.on), maybe: true})
-			}
+		}
+		for key, t := range last {
+			out = append(out, leaseOp{kind: leaseKill, key: key, src: k.id, call: t, ret: max(t, k.on), maybe: true})
 		}
 	}
 	return out
