@@ -187,6 +187,32 @@ func TestConcurrentHoldersCaught(t *testing.T) {
 	}
 }
 
+// The azblob F17 run (issue 31): the harness halted the stepped holder
+// h3.3 1.3 s after its last renewal of k4; on its way out h3.3 released k4
+// (the store logged it), but was gone before it recorded the release's
+// return; h1.1 then got k4. The halt mark ends h3.3's holds.
+func TestHaltEndsHolds(t *testing.T) {
+	evs := []history.Event{
+		{Src: "harness", Kind: history.EvMark, Target: "h3", Note: check.HaltMark, T: 100 * ms},
+		grant("h3", "k", "o3", 1, 0, 10),
+		{Src: "h3", Kind: history.EvAcquired, Key: "k", Owner: "o3", Token: 1, T: 10 * ms},
+		{Src: "h3", Kind: history.EvStoreRenew, Key: "k", Owner: "o3", Token: 1, T0: 20 * ms, T: 50 * ms},
+		grant("h1", "k", "o1", 2, 120, 300),
+		{Src: "h1", Kind: history.EvAcquired, Key: "k", Owner: "o1", Token: 2, T: 300 * ms},
+	}
+	if m := checkEvents(evs); m.DoubleGrants != 0 || len(m.Violations) != 0 {
+		t.Fatalf("a grant after the holder's halt: double grants %d, want 0: %v", m.DoubleGrants, m.Violations)
+	}
+	evs[0].T = 400 * ms // halted after the other's grant: still caught
+	if m := checkEvents(evs); m.DoubleGrants != 1 {
+		t.Fatalf("a grant before the holder's halt: double grants %d, want 1", m.DoubleGrants)
+	}
+	evs[0].T, evs[0].Note = 100*ms, "spawn" // another mark ends nothing
+	if m := checkEvents(evs); m.DoubleGrants != 1 {
+		t.Fatalf("a grant after a mark that is not a halt: double grants %d, want 1", m.DoubleGrants)
+	}
+}
+
 func TestQuantile(t *testing.T) {
 	xs := []float64{5, 1, 4, 2, 3}
 	if q := check.Quantile(xs, 0.5); q != 3 {

@@ -30,11 +30,11 @@ func checkExclusion(evs []history.Event, p Params, m *Metrics) {
 	// and a kill ends every hold of the killed process: a dead holder
 	// cannot act on its lease, and a store may free its keys at once.
 	released := map[grantID]int64{}
-	killed := map[string]int64{}
+	killed := halted(evs)
 	for _, ep := range eps {
 		if ep.fault == F3 || ep.fault == F9 {
 			for _, id := range strings.Split(ep.target, ",") {
-				if _, ok := killed[id]; !ok {
+				if k, ok := killed[id]; !ok || ep.on < k {
 					killed[id] = ep.on
 				}
 			}
@@ -88,4 +88,28 @@ func checkExclusion(evs []history.Event, p Params, m *Metrics) {
 			}
 		}
 	}
+}
+
+// HaltMark is the note of the harness's mark (Target: the holder) when it
+// stops a holder process with SIGTERM (SIGKILL after a grace): the holder
+// then releases its keys and exits, and a release in flight when it exits
+// (or is killed) may have taken effect at the store without a record of
+// its return. So a halt ends the holder's holds, like a kill: without it a
+// key the holder released on its way out reads as still held by it, and
+// the next holder's grant as a concurrent holder.
+const HaltMark = "halt"
+
+// halted maps each holder the harness halted to the time of its first
+// halt mark.
+func halted(evs []history.Event) map[string]int64 {
+	out := map[string]int64{}
+	for _, e := range evs {
+		if e.Kind != history.EvMark || e.Note != HaltMark || e.Target == "" {
+			continue
+		}
+		if t, ok := out[e.Target]; !ok || e.T < t {
+			out[e.Target] = e.T
+		}
+	}
+	return out
 }

@@ -139,7 +139,9 @@ func finalKills(evs []history.Event) []leaseOp {
 // names holders, and the kill of every holder at the run's end,
 // history.EvEndKill): one per key the killed process acted on, from its
 // last recorded event on the key before the kill (a release in flight
-// then was sent after it) to the kill.
+// then was sent after it) to the kill. A harness's halt of a holder
+// (HaltMark) counts as its kill: the releases it sends on its way out may
+// apply without a recorded return.
 func leaseKills(evs []history.Event) []leaseOp {
 	var out []leaseOp
 	kill := func(target string, at int64) {
@@ -164,6 +166,9 @@ func leaseKills(evs []history.Event) []leaseOp {
 		if e.Kind == history.EvEndKill {
 			kill(e.Target, e.T)
 		}
+	}
+	for id, on := range halted(evs) {
+		kill(id, on)
 	}
 	return out
 }

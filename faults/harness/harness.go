@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
@@ -167,6 +168,14 @@ func (h *harness) remark(n string) {
 
 func (h *harness) sleep(d time.Duration) {
 	sleepCtx(h.ctx, d)
+}
+
+// halt stops s's holder (SIGTERM, SIGKILL after 2 s), recording the halt
+// first (check.HaltMark): the releases the holder sends on its way out may
+// take effect without a record of their return.
+func (h *harness) halt(s *slot) {
+	h.rec.Record(history.Event{Kind: history.EvMark, Target: s.id, Note: check.HaltMark})
+	s.proc.Halt(syscall.SIGTERM, 2*time.Second)
 }
 
 // spawn starts a new generation of s's holder.

@@ -97,7 +97,7 @@ func (h *harness) skewedHolder(class string, rate float64) error {
 	}
 	s := h.reader([]*slot{x}, 20*T+5*time.Second)
 	if s == nil {
-		x.proc.Halt(syscall.SIGTERM, 2*time.Second)
+		h.halt(x)
 		h.remark(class + ": in some episodes the slow-clock holder never got a key")
 		return nil
 	}
@@ -105,7 +105,7 @@ func (h *harness) skewedHolder(class string, rate float64) error {
 	h.cutFor(s)
 	h.fault(class, s.id, "off", "")
 	h.sleep(T)
-	x.proc.Halt(syscall.SIGTERM, 2*time.Second)
+	h.halt(x)
 	h.sleep(h.ttlx(1.5))
 	return nil
 }

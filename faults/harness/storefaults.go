@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
@@ -150,7 +149,7 @@ func (h *harness) splitMajority() error {
 	if err := h.spawn(x); err != nil {
 		return err
 	}
-	defer x.proc.Halt(syscall.SIGTERM, 2*time.Second)
+	defer h.halt(x)
 	if h.reader([]*slot{x}, 20*T+5*time.Second) == nil {
 		h.remark("F9m: in some episodes the extra holder never got a key")
 		return nil

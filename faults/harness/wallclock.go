@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults/check"
@@ -86,7 +85,7 @@ func (h *harness) stepHolderWall() error {
 	if err := h.spawn(x); err != nil {
 		return err
 	}
-	defer x.proc.Halt(syscall.SIGTERM, 2*time.Second)
+	defer h.halt(x)
 	if err := h.awaitWall(x.id, 0); err != nil {
 		return err
 	}
@@ -115,7 +114,7 @@ func (h *harness) stepHolderWall() error {
 	}
 	h.fault(check.F17, s.id, "off", "")
 	h.sleep(T)
-	x.proc.Halt(syscall.SIGTERM, 2*time.Second)
+	h.halt(x)
 	h.sleep(h.ttlx(1.5))
 	return nil
 }
