@@ -56,11 +56,11 @@ var Faults = []Fault{
 	{F11, "store server clock step"},
 	{F12, "holder clock 40% slow (injected clock), partitioned for 2 x TTL: BEYOND the design's claim (Options.Rho, 1%); the holder believes in its lease for 1.65 x the store's TTL, so concurrent holders are expected and it shows the fence still refuses the stale writes"},
 	{F12b, "holder clock 0.5% slow (injected clock), partitioned for 2 x TTL: WITHIN the design's claim (Options.Rho, 1%); its operations are held to the true clock's deadline"},
-	{F13, "the leader cut from both followers (3-member cluster) until a new leader is elected, 2.5 x TTL at least, then healed; the holders still reach every member"},
-	{F14, "one follower cut from the others for 2.5 x TTL, holders' clients still attached to it (pinned), then healed"},
-	{F15, "a bridge for 2.5 x TTL: the leader and a follower cut from each other, the third member sees both; then healed"},
-	{F16, "flapping member partitions: a new random cut every TTL/2 for 4 x TTL, then healed"},
-	{F17, "holder wall clock stepped forward, then back, by 3-5 x TTL while it holds (time.Now's wall reading only, monotonic clock untouched: a holder built with a patched time package)"},
+	{F13, "the leader cut from both followers (3-member cluster) until a new leader is elected, 2.5 x TTL at least (Consul: 10 s), then healed; the holders still reach every member"},
+	{F14, "one follower cut from the others for 2.5 x TTL (Consul: 10 s), holders' clients still attached to it (pinned to it; Consul: the front agent every holder talks through), then healed"},
+	{F15, "a bridge for 2.5 x TTL (Consul: 10 s): the leader and a follower cut from each other, the third member sees both; then healed"},
+	{F16, "flapping member partitions: 8 random cuts, a new one every TTL/2 (Consul: every 1.5 s), then healed"},
+	{F17, "holder wall clock stepped forward by d = 3-5 x TTL, then to -d, then back to 0, while it holds (time.Now's wall reading only, monotonic clock untouched: a holder built with a patched time package)"},
 }
 
 // The CLI workload's fault IDs.

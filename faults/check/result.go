@@ -53,6 +53,13 @@ func Judge(r *RunResult) {
 	if n := m.DoubleByFault[F5c]; n > 0 {
 		r.Missed = append(r.Missed, fmt.Sprintf("concurrent holders under the late clean-up (F5c): %d", n))
 	}
+	// A consensus store must not grant a key twice when its members are
+	// cut from each other: that is what the member partitions are for.
+	for _, f := range []string{F13, F14, F15, F16} {
+		if n := m.DoubleByFault[f]; n > 0 {
+			r.Missed = append(r.Missed, fmt.Sprintf("concurrent holders under a member partition (%s): %d", f, n))
+		}
+	}
 	if m.Episodes[F2] > 0 && m.LostUpdates == 0 && m.Overlaps == 0 {
 		r.Invalid = append(r.Invalid, "the unfenced control showed no violation under pauses")
 	}

@@ -68,7 +68,12 @@ func PatchTime(src string) (string, error) {
 // program follows the offset file named by GoShiftEnv. work holds the
 // overlay's files.
 func BuildShifted(ctx context.Context, dir, pkg, out, work string) error {
-	goroot, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output()
+	// GOROOT as the build in dir sees it: its go line may switch the
+	// toolchain, and the overlay must patch that toolchain's time package.
+	gr := exec.CommandContext(ctx, "go", "env", "GOROOT")
+	gr.Dir = dir
+	gr.Env = append(os.Environ(), "GOWORK=off")
+	goroot, err := gr.Output()
 	if err != nil {
 		return fmt.Errorf("clock: go env GOROOT: %w", err)
 	}
