@@ -147,7 +147,7 @@ func TestWallStepApplies(t *testing.T) {
 		runs bool
 		note string
 	}{
-		{"embedded, no wall holder", &SQLite{}, nil, false, "F17 (holder wall clock stepped forward, then back, by 3-5 x TTL while it holds (time.Now's wall reading only, monotonic clock untouched: a holder built with a patched time package)): not run: no holder built with the patched time package"},
+		{"embedded, no wall holder", &SQLite{}, nil, false, "F17 (" + check.Describe(check.F17) + "): not run: no holder built with the patched time package"},
 		{"networked, no wall holder", &netStore{}, nil, false, "): not run: no holder built with the patched time package"},
 		{"embedded", &SQLite{}, wall, true, "F17 on the embedded store: its expiries are the host's wall time"},
 		{"networked", &netStore{}, wall, true, ""},
