@@ -99,6 +99,11 @@ func finalKills(evs []history.Event) []leaseOp {
 	last := map[string]map[string]int64{}
 	end := map[string]int64{}
 	for _, e := range evs {
+		if e.Kind == history.EvEndKill {
+			return nil // the kill is in the history: leaseKills takes it
+		}
+	}
+	for _, e := range evs {
 		if e.Kind == history.EvStoreAcquire && e.Src == "harness" && (probe == 0 || e.T0 < probe) {
 			probe = e.T0
 		}

@@ -84,6 +84,7 @@ func TestLeaseHistoryModel(t *testing.T) {
 		{"renewal after a release", []history.Event{acq("a", "oa", 1, 0, 10), rel("a", "oa", 1, 20, 30), renew("a", "oa", 1, 40, 50)}, "Illegal"},
 		{"a holder killed at the run's end may have released", []history.Event{acq("a", "oa", 1, 0, 10), renew("a", "oa", 1, 500, 510), endKill("a", 520), acq("b", "ob", 2, 600, 610)}, "Ok"},
 		{"a grant before the killed holder's last call still overlaps", []history.Event{acq("a", "oa", 1, 0, 10), acq("b", "ob", 2, 300, 310), renew("a", "oa", 1, 500, 510), endKill("a", 620)}, "Illegal"},
+		{"with the end's kill recorded, the probe's first call excuses no one else", []history.Event{acq("a", "oa", 1, 0, 10), renew("a", "oa", 1, 500, 510), endKill("c", 520), acq("harness", "oh", 2, 600, 610)}, "Illegal"},
 		{"the end's kill of another holder frees nothing", []history.Event{acq("a", "oa", 1, 0, 10), renew("a", "oa", 1, 500, 510), endKill("c", 520), acq("b", "ob", 2, 600, 610)}, "Illegal"},
 		{"release whose reply was lost may have freed", []history.Event{acq("a", "oa", 1, 0, 10), failed(rel("a", "oa", 1, 50, 60), lostReply), acq("b", "ob", 2, 100, 110)}, "Ok"},
 		{"killed holder may have been freed", append([]history.Event{acq("a", "oa", 1, 0, 10), acq("b", "ob", 2, 100, 110)}, kill("a", 50)...), "Ok"},
