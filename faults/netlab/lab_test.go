@@ -187,6 +187,14 @@ func TestCloseLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{lab.Namespace(0), lab.Namespace(1)}
+	var ids []string
+	for _, ns := range names {
+		id, err := netnsID(filepath.Join("/var/run/netns", ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
 	if err := lab.Cut(t.Context(), 0, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +205,9 @@ func TestCloseLeavesNothing(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("/var/run/netns", ns)); !os.IsNotExist(err) {
 			t.Errorf("namespace %s left after Close: %v", ns, err)
 		}
+	}
+	for i, id := range ids {
+		waitGone(t, "member namespace "+names[i], id)
 	}
 	out, err := exec.Command("ip", "-o", "addr", "show").CombinedOutput()
 	if err != nil {
@@ -279,6 +290,21 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	if pid == cmd.Process.Pid {
 		t.Errorf("the run did not re-execute itself (pid %d)", pid)
 	}
+	// The run's private namespace and its member's, named from the whole
+	// machine: the member's handle is a mount in the run's own mount
+	// namespace, reached through its root (with /var/run's link resolved
+	// here: an absolute link would leave that root).
+	runNS, err1 := netnsID(fmt.Sprintf("/proc/%d/ns/net", pid))
+	dir, _ := filepath.EvalSymlinks("/var/run")
+	memberNS, err2 := netnsID(fmt.Sprintf("/proc/%d/root%s/netns/%s", pid, dir, ns))
+	if err1 != nil || err2 != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal(err1, err2)
+	}
+	if len(netnsHolders(memberNS)) == 0 {
+		t.Errorf("the live run's member namespace %s shows no holder: the check below could not fail", memberNS)
+	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -289,6 +315,8 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 			t.Fatalf("the re-executed run (pid %d) outlived its parent's SIGKILL by 30 s", pid)
 		}
 	}
+	waitGone(t, "the killed run's private namespace", runNS)
+	waitGone(t, "the killed run's member namespace "+ns, memberNS)
 	if _, err := os.Stat(filepath.Join("/var/run/netns", ns)); !os.IsNotExist(err) {
 		t.Errorf("the killed run's namespace %s is here: %v", ns, err)
 	}
