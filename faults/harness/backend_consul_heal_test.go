@@ -1,0 +1,81 @@
+package harness_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/leasehold-go/leasehold/faults/harness"
+)
+
+// consulRead is a consistent read of a missing key through the agent at
+// addr: nil when the leader answered (404).
+func consulRead(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/kv/heal-test?consistent", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusNotFound {
+		return fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return nil
+}
+
+// After a member partition of the front (F14's 10 s), every agent follows
+// one leader in Raft well before the front can route requests to it again
+// (Serf's reconnect): Heal must return only once every agent answers a
+// consistent read, so that the next fault finds the holders making
+// progress. The test cuts the front until it has lost its route to the
+// leader (it fails if that never happens: then it could not tell a Heal
+// that waits from one that does not), heals the lab, waits for Raft to
+// agree, calls Heal, and reads through every agent at once.
+func TestConsulHealWaitsForRoutes(t *testing.T) {
+	b := &harness.Consul{}
+	if err := b.Start(t.Context(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	front := b.AttachedMembers()[0]
+	for rounds := 0; ; rounds++ {
+		if rounds == 3 {
+			t.Fatal("three 12 s cuts of the front never left it unable to route to the leader after the heal")
+		}
+		if err := b.Lab().Isolate(t.Context(), front); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(12 * time.Second)
+		if err := b.Lab().Heal(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		consulAgree(t, b)
+		err := consulRead(t.Context(), b.AgentAddr(front))
+		t.Logf("round %d: the front's consistent read once Raft agrees: %v", rounds, err)
+		note, herr := b.Heal(t.Context())
+		if herr != nil {
+			t.Fatal(herr)
+		}
+		t.Logf("Heal: %q", note)
+		for i := range b.Members() {
+			if err := consulRead(t.Context(), b.AgentAddr(i)); err != nil {
+				t.Fatalf("agent %d after Heal: %v", i, err)
+			}
+		}
+		if err != nil {
+			if note == "" {
+				t.Fatalf("Heal found nothing to wait for, but the front's read had failed: %v", err)
+			}
+			return
+		}
+	}
+}
