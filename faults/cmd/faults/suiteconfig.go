@@ -47,8 +47,10 @@ type suiteConfig struct {
 // store in that time (faults/README.md has the rates measured).
 func modeDefaults(long bool, stores string) suiteConfig {
 	if !long {
+		// Two stores at a time: a short run mostly waits out its faults
+		// (load 0.1-2.5 one at a time), and CI's suite has a time budget.
 		return suiteConfig{mode: "short", stores: stores, nRuns: 1, ttl: 750 * time.Millisecond, mutStores: "sqlite", w7: 10,
-			parallel: 1, wl: shortWorkload()}
+			parallel: 2, wl: shortWorkload()}
 	}
 	return suiteConfig{mode: "long", stores: stores, nRuns: 30, secs: 300, ttl: time.Second, mutStores: stores, w7: 60,
 		parallel: len(strings.Split(stores, ",")), budget: 55 * time.Minute, wl: longWorkload()}
@@ -67,7 +69,7 @@ func parseSuite(args []string) (suiteConfig, error) {
 	ttl := fs.Duration("ttl", 0, "lease TTL (default 750ms short, 1s long; a store's MinTTL wins)")
 	out := fs.String("out", "", "write the safety table (markdown) here")
 	jsonOut := fs.String("json", "", "append every run's result here as it completes (JSON lines; faults report renders them)")
-	parallel := fs.Int("parallel", 0, "stores run at the same time (default: 1 short, every store long)")
+	parallel := fs.Int("parallel", 0, "stores run at the same time (default: 2 short, every store long)")
 	mutations := fs.String("mutation-stores", "", "stores that get a mutation run (default: sqlite short, all long)")
 	command := fs.String("command", "", "the command line to print in the table (default: this one)")
 	stallSecs := fs.Int("stall-seconds", 0, "seconds of each W7 run (fence.Middleware under stalled writers, default options then UnsafeConcurrent; on sqlite, after its other runs); default 10 short, 60 long, negative: skip W7")
