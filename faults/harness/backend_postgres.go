@@ -64,12 +64,14 @@ func (b *Postgres) RestartStore(ctx context.Context, _ bool) error {
 }
 
 // LossFaults implements GrantLoser: an advisory lock ends with its
-// session, so a connection reset (F7) or a server restart (F9) frees the
-// key while its holder still believes it holds it. The lease-row mode
-// keeps its leases in a table: none.
+// session (postgres/doc.go), so a server restart (F9), a connection reset
+// (F7) or a statement that fails on the network (a reply later than the
+// TTL, F4; dropped, F5; a partition, F6: the client discards the
+// statement's session) frees the key while its holder still believes it
+// holds it. The lease-row mode keeps its leases in a table: none.
 func (b *Postgres) LossFaults() []string {
 	if b.Mode == "advisory" {
-		return []string{check.F7, check.F9}
+		return []string{check.F4, check.F5, check.F6, check.F7, check.F9}
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestLossFaults(t *testing.T) {
 		{&Redis{}, []string{check.F9b, check.F11}},
 		{&Redlock{}, []string{check.F9, check.F9m}},
 		{&SQLite{}, []string{check.F17}},
-		{&Postgres{Mode: "advisory"}, []string{check.F7, check.F9}},
+		{&Postgres{Mode: "advisory"}, []string{check.F4, check.F5, check.F6, check.F7, check.F9}},
 		{&Postgres{Mode: "lease"}, nil},
 		{&Etcd{}, nil},
 		{&Consul{}, nil},
