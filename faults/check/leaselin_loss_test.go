@@ -80,15 +80,20 @@ func TestLeaseHistoryLossFaults(t *testing.T) {
 // another store's.
 func TestLeaseHistoryLossRuns(t *testing.T) {
 	cases := []struct {
-		file, key   string
-		loss, wrong []string
+		file, key string
+		loss      []string
+		wrong     [][]string // other declarations, each too little
 	}{
 		// F17: h3.1's wall clock stepped, it read h0.1's lease as expired
-		{"lease-sqlite-run4009-k0.jsonl", "k0", []string{check.F17}, []string{check.F9b, check.F11}},
+		{"lease-sqlite-run4009-k0.jsonl", "k0", []string{check.F17}, [][]string{{check.F9b, check.F11}}},
 		// F9m: a master restarted empty, h0.1 won a majority over h1.1's lock
-		{"lease-redlock-run4007-k7.jsonl", "k7", []string{check.F9m}, []string{check.F17}},
+		{"lease-redlock-run4007-k7.jsonl", "k7", []string{check.F9, check.F9m}, [][]string{{check.F17}}},
 		// F7: h1.3's connection reset ended its session's advisory lock (from 85 s)
-		{"lease-postgres-advisory-run4007-k2.jsonl", "k2", []string{check.F7, check.F9}, []string{check.F9}},
+		{"lease-postgres-advisory-run4007-k2.jsonl", "k2", []string{check.F4, check.F5, check.F6, check.F7, check.F9}, [][]string{{check.F9}, {check.F17}}},
+		// a fresh short run (faults run -store redis -faults F9b,F11,F2,F3
+		// -seconds 60 -keys 4 -seed 31): F11 (the server's clock stepped
+		// forward) at 7.3 s, F9b (restarted without its data) at 54 s
+		{"lease-redis-seed31-k0.jsonl", "k0", []string{check.F9b, check.F11}, [][]string{{check.F9b}, {check.F11}}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -100,7 +105,7 @@ func TestLeaseHistoryLossRuns(t *testing.T) {
 			if v := check.LeaseHistoryLoss(evs, hold, 0, check.LeaseLoss{TTL: time.Second, Faults: c.loss}); v.Result != "Ok" || v.Ops < 30 {
 				t.Fatalf("with %v: %+v, want Ok over 30+ operations", c.loss, v)
 			}
-			for _, loss := range [][]string{nil, c.wrong} {
+			for _, loss := range append([][]string{nil}, c.wrong...) {
 				v := check.LeaseHistoryLoss(evs, hold, 0, check.LeaseLoss{TTL: time.Second, Faults: loss})
 				if v.Result != "Illegal" || len(v.Illegal) != 1 || !strings.HasPrefix(v.Illegal[0], c.key+": ") {
 					t.Fatalf("with %v: %+v, want Illegal on %s", loss, v, c.key)
