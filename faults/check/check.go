@@ -19,7 +19,7 @@ func Run(evs []history.Event, p Params) *Metrics {
 	if m.Linearizable == "Illegal" {
 		m.violate("porcupine: the fenced register's history is not linearizable against a register that admits only tokens >= the highest")
 	}
-	m.Lease = LeaseHistory(evs, time.Duration(holdFor(p)), 0)
+	m.Lease = LeaseHistoryLoss(evs, time.Duration(holdFor(p)), 0, LeaseLoss{TTL: p.TTL, Faults: p.LossFaults})
 	for _, k := range m.Lease.Illegal {
 		m.violate("porcupine: the lease history of %s is not linearizable against a register of one live grant per key", k)
 	}

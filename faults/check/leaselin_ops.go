@@ -10,8 +10,9 @@ import (
 
 // leaseOps turns a sorted history into each key's lease operations (see
 // the lease-history check in leaselin.go); hold is the expiry bound after
-// a call, in ns.
-func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
+// a call, in ns; an acquire in a window of loss's faults may end a live
+// grant.
+func leaseOps(evs []history.Event, hold int64, loss LeaseLoss) map[string][]leaseOp {
 	by := map[string][]leaseOp{}
 	var t0 int64 // the history's first instant, times in descriptions count from it
 	for i, e := range evs {
@@ -24,6 +25,9 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 	}
 	at := func(t int64) string { return time.Duration(t - t0).Round(time.Millisecond).String() }
 	add := func(op leaseOp, what string) {
+		if op.ends {
+			what += " (in a loss fault's window)"
+		}
 		op.desc = fmt.Sprintf("%s %s %s token %d owner %.8s [%s, %s]", op.src, what, op.key, op.token, op.owner, at(op.call), at(op.ret))
 		by[op.key] = append(by[op.key], op)
 	}
@@ -33,6 +37,7 @@ func leaseOps(evs []history.Event, hold int64) map[string][]leaseOp {
 		switch e.Kind {
 		case history.EvStoreAcquire:
 			op.kind = leaseAcquire
+			op.ends = loss.window(eps, e.T0)
 			switch {
 			case e.Err == "" && e.Token != 0:
 				add(op, "acquired")

@@ -29,6 +29,13 @@ type Params struct {
 	// Final is the harness's own acquire of each key after every holder
 	// was killed: a key it could not acquire within the bound is stuck.
 	Final map[string]error
+	// LossFaults are the fault classes under which the store's design lets
+	// it end a grant early (lose it, or expire it before its holder's
+	// deadline): Redis restarted without its data, Redlock's split
+	// majority, an advisory lock ended with its session. The lease-history
+	// check lets an acquire in such a fault's window take over a live
+	// grant (LeaseLoss). Nil: none, every overlap is a violation.
+	LossFaults []string
 }
 
 // Metrics are the checkers' findings for one run. Counts with a target of 0

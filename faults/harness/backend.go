@@ -129,6 +129,24 @@ type LateCleanup struct {
 	Wait time.Duration
 }
 
+// GrantLoser is a store whose design lets it end a grant early (lose it,
+// or expire it before its holder's deadline) under some fault classes:
+// the lease-history check lets an acquire in those faults' windows take
+// over a live grant (check.Params.LossFaults), and holds every other
+// overlap against the store. A store without it declares none.
+type GrantLoser interface {
+	LossFaults() []string
+}
+
+// lossFaults returns the fault classes b declares it may lose a grant
+// under (GrantLoser), nil for none.
+func lossFaults(b Backend) []string {
+	if gl, ok := b.(GrantLoser); ok {
+		return gl.LossFaults()
+	}
+	return nil
+}
+
 // TakeoverBounder states a store's documented takeover bound after a holder
 // dies, as a ratio of ttl, when it is not the default: TTL plus one renew
 // period (4/3 x TTL).

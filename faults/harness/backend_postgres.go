@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
 
+	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/proxy/pgwire"
 )
 
@@ -60,6 +61,19 @@ func (b *Postgres) KillStore() error { b.pg.Process.Kill(); return nil }
 func (b *Postgres) RestartStore(ctx context.Context, _ bool) error {
 	_ = os.Remove(filepath.Join(b.pg.Dir, "data", "postmaster.pid"))
 	return b.pg.Process.Restart(ctx)
+}
+
+// LossFaults implements GrantLoser: an advisory lock ends with its
+// session (postgres/doc.go), so a server restart (F9), a connection reset
+// (F7) or a statement that fails on the network (a reply later than the
+// TTL, F4; dropped, F5; a partition, F6: the client discards the
+// statement's session) frees the key while its holder still believes it
+// holds it. The lease-row mode keeps its leases in a table: none.
+func (b *Postgres) LossFaults() []string {
+	if b.Mode == "advisory" {
+		return []string{check.F4, check.F5, check.F6, check.F7, check.F9}
+	}
+	return nil
 }
 
 // LateCleanup implements LateCleanupStore. In the lease-row mode an acquire

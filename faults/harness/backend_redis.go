@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
 
+	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/faults/clock"
 )
 
@@ -80,6 +81,11 @@ func (b *Redis) RestartStore(ctx context.Context, wipe bool) error {
 // WipeMeaningful implements Wiper: losing Redis's data is the case of
 // Redis without persistence.
 func (b *Redis) WipeMeaningful() bool { return true }
+
+// LossFaults implements GrantLoser: a restart without the data forgets
+// every grant (F9b), and a server clock stepped forward expires keys
+// early (F11).
+func (b *Redis) LossFaults() []string { return []string{check.F9b, check.F11} }
 
 // CanStepClock implements ClockStepper.
 func (b *Redis) CanStepClock() (bool, string) { return b.clock != "", b.clockNote }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/check"
 )
 
 // Redlock is three redis-server masters without persistence (the common
@@ -90,6 +92,11 @@ func (b *Redlock) RestartMaster(ctx context.Context, i int) error {
 	}
 	return b.srvs[i].Restart(ctx)
 }
+
+// LossFaults implements GrantLoser: a master restarted empty (F9, and
+// the split majority F9m) can let a second holder win a majority while
+// the first still holds the key.
+func (b *Redlock) LossFaults() []string { return []string{check.F9, check.F9m} }
 
 // WipeMeaningful implements Wiper: F9 already restarts a master empty.
 func (b *Redlock) WipeMeaningful() bool { return false }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 	"path/filepath"
+
+	"github.com/leasehold-go/leasehold/faults/check"
 )
 
 // SQLite is the embedded store: a file, no server. Its "store kill" is the
@@ -26,6 +28,11 @@ func (b *SQLite) Endpoints() []string { return nil }
 func (b *SQLite) URL([]string) string {
 	return (&url.URL{Scheme: "sqlite", Path: filepath.ToSlash(b.path)}).String()
 }
+
+// LossFaults implements GrantLoser: expiries are the holders' wall
+// clocks, so a holder whose wall clock is stepped forward (F17) reads a
+// live lease as expired.
+func (b *SQLite) LossFaults() []string { return []string{check.F17} }
 
 // Close implements Backend.
 func (b *SQLite) Close() error { return nil }

@@ -47,7 +47,10 @@
 // (an exact scan of the resource's admission order, and a linearizability
 // check of the holders' view with porcupine), tokens that went backwards or
 // repeated, concurrent holders (a lease accepted while another holder's
-// lease on the key was still within its own deadline), protected operations
+// lease on the key was still within its own deadline), a history of grants
+// that no register of one live grant per key explains (porcupine; only
+// under the faults a backend declares it may lose a grant under,
+// GrantLoser, may a grant end early), protected operations
 // issued after the holder's own loss signal or deadline, takeover time after
 // a kill as a ratio of the TTL, keys still stuck after the faults healed,
 // and the unfenced counter's overlaps and lost updates.

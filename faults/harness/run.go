@@ -156,7 +156,8 @@ func Run(ctx context.Context, cfg RunConfig) (res *check.RunResult, err error) {
 	if err != nil {
 		return nil, err
 	}
-	result.Metrics = check.Run(evs, check.Params{TTL: h.cfg.TTL, QuietFrom: quietFrom, End: end, Final: final})
+	p := check.Params{TTL: h.cfg.TTL, QuietFrom: quietFrom, End: end, Final: final, LossFaults: lossFaults(h.cfg.Backend)}
+	result.Metrics = check.Run(evs, p)
 	result.Notes = h.notes
 	check.Judge(result)
 	h.judgeWallStep(result)

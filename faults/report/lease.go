@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leasehold-go/leasehold/faults/check"
@@ -20,6 +21,9 @@ type LeaseTally struct {
 	// Findings are the first keys without a linearization or timed out,
 	// each with its run's seed.
 	Findings []string
+	// Loss are the fault classes the store declared it may lose a grant
+	// under (check.LeaseVerdict.Loss), over its runs.
+	Loss []string
 }
 
 // add pools one run's verdict.
@@ -30,6 +34,11 @@ func (l *LeaseTally) add(r *check.RunResult) {
 	}
 	l.Checked++
 	l.Ops += v.Ops
+	for _, f := range v.Loss {
+		if !slices.Contains(l.Loss, f) {
+			l.Loss = append(l.Loss, f)
+		}
+	}
 	switch v.Result {
 	case "Ok":
 		l.Ok++
@@ -71,6 +80,9 @@ func (l *LeaseTally) cell(runs int) string {
 // detail is the per-store details line.
 func (l *LeaseTally) detail(runs int) string {
 	s := "- Lease history (porcupine, a register per key: one live grant, expiring no earlier than its holder's own deadline): " + l.cell(runs) + "."
+	if len(l.Loss) > 0 {
+		s += " " + lossNote(l.Loss) + "."
+	}
 	if len(l.Findings) > 0 {
 		s += " Keys without a linearization or timed out: " + strings.Join(l.Findings, "; ") + "."
 	}
@@ -86,5 +98,14 @@ func leaseLine(v check.LeaseVerdict) string {
 	if len(v.TimedOut) > 0 {
 		s += fmt.Sprintf("; timed out (%s per key): %s", check.LeaseKeyTimeout, strings.Join(v.TimedOut, ", "))
 	}
+	if len(v.Loss) > 0 {
+		s += "; " + lossNote(v.Loss)
+	}
 	return s
+}
+
+// lossNote says under which faults the check let an acquire take over a
+// live grant.
+func lossNote(loss []string) string {
+	return "the store's design may end a grant early under " + strings.Join(loss, ", ") + " (an acquire within a TTL before to 3 TTLs after one may take over a live grant; its token must still be above the ones before)"
 }

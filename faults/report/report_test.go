@@ -132,19 +132,25 @@ func TestLeaseHistoryCell(t *testing.T) {
 	if len(illegal.Missed) != 1 || !strings.Contains(illegal.Missed[0], "lease history not linearizable (porcupine): k1") {
 		t.Fatalf("an Illegal lease history with no concurrent holder is not a missed target: %v", illegal.Missed)
 	}
-	if len(overlap.Missed) != 0 {
-		t.Fatalf("the concurrent holders' own overlaps judged twice: %v", overlap.Missed)
+	// the concurrent holders' overlaps no longer excuse it: the check
+	// allows only those of the store's declared loss faults
+	if len(overlap.Missed) != 1 || !strings.Contains(overlap.Missed[0], "lease history not linearizable (porcupine): k1") {
+		t.Fatalf("an Illegal lease history with concurrent holders is not a missed target: %v", overlap.Missed)
 	}
 	res := []*check.RunResult{
 		result("sqlite", 1, lease("Ok", 300, 0)), result("sqlite", 2, lease("Unknown", 40000, 0)), result("sqlite", 3, nil),
 		result("etcd", 1, lease("Ok", 100, 0)), illegal, overlap,
+		result("redlock", 1, func(m *check.Metrics) {
+			m.Lease = check.LeaseVerdict{Result: "Ok", Ops: 50, Keys: 2, Loss: []string{check.F9, check.F9m}}
+		}),
 	}
 	wantMarkdown(t, report.Aggregate(res, nil, stores),
 		"| lease history (porcupine) | verdict |",
 		"| Ok in 1 of 2 runs, timed out in 1 (20s per key) over 40,300 operations; 1 runs recorded before the check |",
 		"| Ok in 1 of 2 runs, **Illegal** in 1 (0 of them also concurrent holders) over 109 operations | **misses**: seed 2: lease history not linearizable",
-		"| Ok in 0 of 1 runs, **Illegal** in 1 (1 of them also concurrent holders) over 9 operations | meets every claimed target |",
+		"| Ok in 0 of 1 runs, **Illegal** in 1 (1 of them also concurrent holders) over 9 operations | **misses**: seed 5: lease history not linearizable",
 		"seed 2: k2 (40000 operations)",
+		"over 50 operations. the store's design may end a grant early under F9, F9m (an acquire",
 		"each key gets 20s",
 	)
 }
