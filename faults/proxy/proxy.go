@@ -8,6 +8,7 @@ package proxy
 import (
 	"errors"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -52,8 +53,23 @@ type proxyConn struct {
 	once    sync.Once
 	isReset atomic.Bool
 
-	mu     sync.Mutex
-	server net.Conn
+	mu      sync.Mutex
+	server  net.Conn
+	lastReq []byte // the last request chunk read from the holder
+}
+
+// noteRequest records b as pc's last request chunk.
+func (c *proxyConn) noteRequest(b []byte) {
+	c.mu.Lock()
+	c.lastReq = b
+	c.mu.Unlock()
+}
+
+// lastRequest is pc's last request chunk.
+func (c *proxyConn) lastRequest() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastReq
 }
 
 // setServer attaches the upstream side; false (and s closed) if pc was
@@ -93,6 +109,7 @@ type lateFault struct {
 	delay   time.Duration
 	window  time.Duration
 	release chan struct{} // closed by ReleaseDelayed
+	start   int64         // the window starts (Mono; 0: at the drop)
 	st      LateStats
 }
 
@@ -102,6 +119,9 @@ type LateStats struct {
 	Dropped   int64 // the chosen reply was dropped
 	Held      int   // request chunks delayed
 	Delivered int64 // the last delayed chunk reached the store
+	// Request is the last request chunk the dropped reply's connection
+	// sent before the reply: the request whose answer was lost.
+	Request []byte
 }
 
 // LoseReplyDelayRequests arms the late clean-up fault: the next reply
@@ -114,6 +134,17 @@ type LateStats struct {
 func (p *Proxy) LoseReplyDelayRequests(match, hold func(chunk []byte) bool, delay, window time.Duration) {
 	p.mu.Lock()
 	p.late = lateFault{match: match, hold: hold, delay: delay, window: window, release: make(chan struct{})}
+	p.mu.Unlock()
+}
+
+// HoldRequests holds back, from now until ReleaseDelayed (or at most
+// delay each), every request chunk for which hold is true, on any
+// connection; like LoseReplyDelayRequests without the lost reply (and
+// replacing it). The late clean-up fault keeps the other holders off the
+// lost grant's key with it.
+func (p *Proxy) HoldRequests(hold func(chunk []byte) bool, delay time.Duration) {
+	p.mu.Lock()
+	p.late = lateFault{hold: hold, delay: delay, window: time.Duration(math.MaxInt64), release: make(chan struct{}), start: history.Mono()}
 	p.mu.Unlock()
 }
 
@@ -140,7 +171,7 @@ func (p *Proxy) LateStats() LateStats {
 
 // lateReply reports whether reply chunk b is the one to drop (and records
 // the drop).
-func (p *Proxy) lateReply(b []byte) bool {
+func (p *Proxy) lateReply(pc *proxyConn, b []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.late.match == nil || !p.late.match(b) {
@@ -148,6 +179,8 @@ func (p *Proxy) lateReply(b []byte) bool {
 	}
 	p.late.match = nil
 	p.late.st.Dropped = history.Mono()
+	p.late.start = p.late.st.Dropped
+	p.late.st.Request = pc.lastRequest()
 	return true
 }
 
@@ -157,7 +190,7 @@ func (p *Proxy) lateDelay(b []byte) (time.Duration, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f := &p.late
-	if f.st.Dropped == 0 || history.Mono()-f.st.Dropped > int64(f.window) || f.hold != nil && !f.hold(b) {
+	if f.start == 0 || history.Mono()-f.start > int64(f.window) || f.hold != nil && !f.hold(b) {
 		return 0, nil
 	}
 	f.st.Held++
@@ -247,7 +280,7 @@ func (p *Proxy) Clear() {
 	p.SetLatency(0)
 	p.SetDropReplies(false)
 	p.mu.Lock()
-	p.late.match = nil
+	p.late.match, p.late.start = nil, 0
 	p.mu.Unlock()
 	p.ReleaseDelayed()
 	p.Heal()
@@ -369,13 +402,14 @@ func (p *Proxy) pump(pc *proxyConn, src, dst net.Conn, reply bool) {
 		if n > 0 {
 			gate, latency, drop := p.state()
 			<-gate
-			if reply && (drop || p.lateReply(buf[:n])) {
+			if reply && (drop || p.lateReply(pc, buf[:n])) {
 				return // the request went through; its reply is lost
 			}
 			b := make([]byte, n)
 			copy(b, buf[:n])
 			c := chunk{b: b, due: time.Now().Add(latency)}
 			if !reply {
+				pc.noteRequest(b)
 				if d, release := p.lateDelay(b); d > 0 {
 					c.due, c.late = time.Now().Add(d), release
 				}
