@@ -222,12 +222,7 @@ func TestProxyLoseReplyThenHoldRequests(t *testing.T) {
 	if _, err := io.WriteString(c2, "run clean-up\n"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; p.LateStats().Held == 0; i++ { // the proxy reads it
-		if i == 500 {
-			t.Fatal("the proxy never read the statement")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitHeld(t, p) // the proxy reads it
 	if st := p.LateStats(); st.Dropped == 0 || st.Held != 1 || st.Delivered != 0 || string(st.Request) != "granted\n" {
 		t.Fatalf("stats before the release: %+v, want dropped (its request \"granted\"), 1 held, none delivered", st)
 	}
@@ -266,12 +261,7 @@ func TestProxyHoldRequests(t *testing.T) {
 	if _, err := io.WriteString(c2, "acquire k4\n"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; p.LateStats().Held == 0; i++ {
-		if i == 500 {
-			t.Fatal("the proxy never read the request")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitHeld(t, p)
 	if n := e.lines.Load(); n != 2 {
 		t.Fatalf("server saw %d lines before the release, want 2: the held request must not reach it", n)
 	}
@@ -289,5 +279,16 @@ func TestProxyHoldRequests(t *testing.T) {
 	}
 	if st := p.LateStats(); st.Held != 1 {
 		t.Fatalf("after Clear: %d held, want still 1", st.Held)
+	}
+}
+
+// waitHeld waits until p holds a request back.
+func waitHeld(t *testing.T, p *proxy.Proxy) {
+	t.Helper()
+	for i := 0; p.LateStats().Held == 0; i++ {
+		if i == 500 {
+			t.Fatal("the proxy never read the held request")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
