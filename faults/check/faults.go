@@ -45,7 +45,7 @@ var Faults = []Fault{
 	{F3, "holder SIGKILL and respawn"},
 	{F4, "replies delayed by 1.5 x TTL"},
 	{F5, "replies dropped after the store applied the request"},
-	{F5c, "an acquire's reply dropped after the store granted it; the statements the holder sent in the next second (its clean-up among them) held back until a retry of the holder won the key again: a late clean-up"},
+	{F5c, "an acquire's reply dropped after the store granted it; the statements the holder sent in the next second (its clean-up among them) held back until a retry of the holder won the key again (the other holders' statements on that key held back until then too, so that the retry is its only contender): a late clean-up"},
 	{F6, "partition of a holder from the store for 2 x TTL, then heal"},
 	{F7, "connection resets every TTL/4 for 2 x TTL"},
 	{F8, "store SIGSTOP for 2 x TTL"},

@@ -127,6 +127,10 @@ type LateCleanup struct {
 	// Wait is how long the store's client waits for the clean-up's answer
 	// before it gives up (its acquire returns then).
 	Wait time.Duration
+	// SameKey recognises a request chunk that names the same key as req,
+	// the request whose reply was dropped: the other holders' requests
+	// held back until the retry has won (nil: none held).
+	SameKey func(req, chunk []byte) bool
 }
 
 // GrantLoser is a store whose design lets it end a grant early (lose it,

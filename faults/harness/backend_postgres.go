@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
@@ -34,9 +35,21 @@ func (b *Postgres) Start(ctx context.Context, dir string) error {
 // Endpoints implements Backend.
 func (b *Postgres) Endpoints() []string { return []string{b.pg.Addr()} }
 
+// leasePoolConns is the holders' pool size in the lease-row mode. pgx's
+// default (the larger of 4 and the CPUs) is smaller than a holder's
+// goroutines (one per key, the renewer, the clean-ups): under the late
+// clean-up (F5c) every pooled connection then waited behind a held
+// statement, and the retry that must win the key first waited for a
+// connection until the held clean-up had gone through.
+const leasePoolConns = 32
+
 // URL implements Backend.
 func (b *Postgres) URL(eps []string) string {
-	return "postgres://postgres@" + eps[0] + "/postgres?sslmode=disable&mode=" + b.Mode + "&connect_timeout=2"
+	u := "postgres://postgres@" + eps[0] + "/postgres?sslmode=disable&mode=" + b.Mode + "&connect_timeout=2"
+	if b.Mode == "lease" {
+		u += "&pool_max_conns=" + strconv.Itoa(leasePoolConns)
+	}
+	return u
 }
 
 // Close implements Backend: PostgreSQL's fast shutdown (SIGINT).
@@ -87,5 +100,5 @@ func (b *Postgres) LateCleanup() (LateCleanup, bool, string) {
 	if b.Mode != "lease" {
 		return LateCleanup{}, false, "the advisory mode's clean-up ends the lost acquire's own session, which cannot touch a lock held by another session: no clean-up statement to delay"
 	}
-	return LateCleanup{Granted: pgwire.GrantedLeaseReply, Runs: pgwire.RunsStatement, Wait: 3 * time.Second}, true, ""
+	return LateCleanup{Granted: pgwire.GrantedLeaseReply, Runs: pgwire.RunsStatement, Wait: 3 * time.Second, SameKey: pgwire.SameKey}, true, ""
 }

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/leasehold-go/leasehold/faults/history"
 )
 
 // Proxy is a TCP proxy between one holder and one store endpoint. Its
@@ -32,7 +30,9 @@ import (
 //     connection), then holds back the requests sent in a short window
 //     after it until ReleaseDelayed (or a time limit): an acquire whose
 //     reply was lost, and the clean-up it sends, which reaches the store
-//     late (F5c).
+//     late (F5c); HoldRequests holds back the chosen requests alone, with
+//     no lost reply (F5c keeps the other holders off the key with it).
+//     Both are in late.go.
 type Proxy struct {
 	upstream string
 	ln       net.Listener
@@ -52,8 +52,23 @@ type proxyConn struct {
 	once    sync.Once
 	isReset atomic.Bool
 
-	mu     sync.Mutex
-	server net.Conn
+	mu      sync.Mutex
+	server  net.Conn
+	lastReq []byte // the last request chunk read from the holder
+}
+
+// noteRequest records b as pc's last request chunk.
+func (c *proxyConn) noteRequest(b []byte) {
+	c.mu.Lock()
+	c.lastReq = b
+	c.mu.Unlock()
+}
+
+// lastRequest is pc's last request chunk.
+func (c *proxyConn) lastRequest() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastReq
 }
 
 // setServer attaches the upstream side; false (and s closed) if pc was
@@ -84,90 +99,6 @@ func (c *proxyConn) reset() {
 		}
 		c.mu.Unlock()
 	})
-}
-
-// lateFault is the state of LoseReplyDelayRequests.
-type lateFault struct {
-	match   func(chunk []byte) bool // the reply to drop; nil when not armed
-	hold    func(chunk []byte) bool // the requests to hold back; nil: all
-	delay   time.Duration
-	window  time.Duration
-	release chan struct{} // closed by ReleaseDelayed
-	st      LateStats
-}
-
-// LateStats is what LoseReplyDelayRequests did, in Mono nanoseconds (0:
-// not yet).
-type LateStats struct {
-	Dropped   int64 // the chosen reply was dropped
-	Held      int   // request chunks delayed
-	Delivered int64 // the last delayed chunk reached the store
-}
-
-// LoseReplyDelayRequests arms the late clean-up fault: the next reply
-// chunk for which match is true is dropped and its connection reset (its
-// request went through), and every request chunk read in the window after
-// that, on any connection, for which hold is true (nil: every chunk) is
-// held back until ReleaseDelayed, or at most delay (each connection keeps
-// its order, so what it sends later waits behind). Connections that send
-// nothing held in the window are not slowed.
-func (p *Proxy) LoseReplyDelayRequests(match, hold func(chunk []byte) bool, delay, window time.Duration) {
-	p.mu.Lock()
-	p.late = lateFault{match: match, hold: hold, delay: delay, window: window, release: make(chan struct{})}
-	p.mu.Unlock()
-}
-
-// ReleaseDelayed lets the requests held back by LoseReplyDelayRequests
-// through now.
-func (p *Proxy) ReleaseDelayed() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if r := p.late.release; r != nil {
-		select {
-		case <-r:
-		default:
-			close(r)
-		}
-	}
-}
-
-// LateStats reports what the late clean-up fault did since it was armed.
-func (p *Proxy) LateStats() LateStats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.late.st
-}
-
-// lateReply reports whether reply chunk b is the one to drop (and records
-// the drop).
-func (p *Proxy) lateReply(b []byte) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.late.match == nil || !p.late.match(b) {
-		return false
-	}
-	p.late.match = nil
-	p.late.st.Dropped = history.Mono()
-	return true
-}
-
-// lateDelay is the longest delay of request chunk b read now (0: none),
-// and the channel whose closing ends it sooner.
-func (p *Proxy) lateDelay(b []byte) (time.Duration, <-chan struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f := &p.late
-	if f.st.Dropped == 0 || history.Mono()-f.st.Dropped > int64(f.window) || f.hold != nil && !f.hold(b) {
-		return 0, nil
-	}
-	f.st.Held++
-	return f.delay, f.release
-}
-
-func (p *Proxy) lateDelivered() {
-	p.mu.Lock()
-	p.late.st.Delivered = history.Mono()
-	p.mu.Unlock()
 }
 
 // New listens on a free loopback port and forwards to upstream.
@@ -247,7 +178,7 @@ func (p *Proxy) Clear() {
 	p.SetLatency(0)
 	p.SetDropReplies(false)
 	p.mu.Lock()
-	p.late.match = nil
+	p.late.match, p.late.start = nil, 0
 	p.mu.Unlock()
 	p.ReleaseDelayed()
 	p.Heal()
@@ -369,13 +300,14 @@ func (p *Proxy) pump(pc *proxyConn, src, dst net.Conn, reply bool) {
 		if n > 0 {
 			gate, latency, drop := p.state()
 			<-gate
-			if reply && (drop || p.lateReply(buf[:n])) {
+			if reply && (drop || p.lateReply(pc, buf[:n])) {
 				return // the request went through; its reply is lost
 			}
 			b := make([]byte, n)
 			copy(b, buf[:n])
 			c := chunk{b: b, due: time.Now().Add(latency)}
 			if !reply {
+				pc.noteRequest(b)
 				if d, release := p.lateDelay(b); d > 0 {
 					c.due, c.late = time.Now().Add(d), release
 				}

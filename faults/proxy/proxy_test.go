@@ -222,14 +222,9 @@ func TestProxyLoseReplyThenHoldRequests(t *testing.T) {
 	if _, err := io.WriteString(c2, "run clean-up\n"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; p.LateStats().Held == 0; i++ { // the proxy reads it
-		if i == 500 {
-			t.Fatal("the proxy never read the statement")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if st := p.LateStats(); st.Dropped == 0 || st.Held != 1 || st.Delivered != 0 {
-		t.Fatalf("stats before the release: %+v, want dropped, 1 held, none delivered", st)
+	waitHeld(t, p) // the proxy reads it
+	if st := p.LateStats(); st.Dropped == 0 || st.Held != 1 || st.Delivered != 0 || string(st.Request) != "granted\n" {
+		t.Fatalf("stats before the release: %+v, want dropped (its request \"granted\"), 1 held, none delivered", st)
 	}
 	if n := e.lines.Load(); n != 6 {
 		t.Fatalf("server saw %d lines before the release, want 6: the held statement must not reach it", n)
@@ -246,5 +241,54 @@ func TestProxyLoseReplyThenHoldRequests(t *testing.T) {
 	}
 	if st := p.LateStats(); st.Delivered < st.Dropped {
 		t.Fatalf("stats after the release: %+v, want delivered after dropped", st)
+	}
+}
+
+// HoldRequests holds back the chosen requests of every connection, old and
+// new, from the call until ReleaseDelayed; Clear ends it.
+func TestProxyHoldRequests(t *testing.T) {
+	e := newEcho(t)
+	p := newProxy(t, e)
+	c1, r1 := dial(t, p)
+	if _, err := roundTrip(c1, r1, "warm", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.HoldRequests(func(b []byte) bool { return strings.Contains(string(b), "k4") }, time.Minute)
+	if got, err := roundTrip(c1, r1, "acquire k3", 5*time.Second); err != nil || got != "acquire k3\n" {
+		t.Fatalf("a request on another key: %q, %v", got, err)
+	}
+	c2, r2 := dial(t, p)
+	if _, err := io.WriteString(c2, "acquire k4\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitHeld(t, p)
+	if n := e.lines.Load(); n != 2 {
+		t.Fatalf("server saw %d lines before the release, want 2: the held request must not reach it", n)
+	}
+	if st := p.LateStats(); st.Dropped != 0 || st.Held != 1 {
+		t.Fatalf("stats: %+v, want nothing dropped, 1 held", st)
+	}
+	p.ReleaseDelayed()
+	_ = c2.SetDeadline(time.Now().Add(5 * time.Second))
+	if got, err := r2.ReadString('\n'); err != nil || got != "acquire k4\n" {
+		t.Fatalf("the held request after the release: %q, %v", got, err)
+	}
+	p.Clear()
+	if got, err := roundTrip(c1, r1, "acquire k4 again", 5*time.Second); err != nil || got != "acquire k4 again\n" {
+		t.Fatalf("after Clear: %q, %v", got, err)
+	}
+	if st := p.LateStats(); st.Held != 1 {
+		t.Fatalf("after Clear: %d held, want still 1", st.Held)
+	}
+}
+
+// waitHeld waits until p holds a request back.
+func waitHeld(t *testing.T, p *proxy.Proxy) {
+	t.Helper()
+	for i := 0; p.LateStats().Held == 0; i++ {
+		if i == 500 {
+			t.Fatal("the proxy never read the held request")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -48,3 +48,58 @@ func RunsStatement(b []byte) bool {
 	pgMessages(b, func(typ byte, _ []byte) { found = found || typ == 'E' || typ == 'Q' })
 	return found
 }
+
+// FirstParam returns the value of the first parameter of the first Bind
+// message in chunk, sent by the client (ok false: no Bind, no parameter, a
+// NULL one, or a message that does not parse). Every statement of the
+// lease-row store that names one key binds that key first.
+func FirstParam(b []byte) (v []byte, ok bool) {
+	done := false
+	pgMessages(b, func(typ byte, msg []byte) {
+		if done || typ != 'B' {
+			return
+		}
+		done = true
+		v, ok = bindFirst(msg)
+	})
+	return v, ok
+}
+
+// bindFirst reads the first parameter of a Bind message's body: portal
+// and statement names, the parameter format codes, then the parameters.
+func bindFirst(m []byte) ([]byte, bool) {
+	for range 2 { // the portal's and the statement's names
+		i := bytes.IndexByte(m, 0)
+		if i < 0 {
+			return nil, false
+		}
+		m = m[i+1:]
+	}
+	if len(m) < 2 {
+		return nil, false
+	}
+	nf := int(binary.BigEndian.Uint16(m))
+	if len(m) < 2+2*nf+2 {
+		return nil, false
+	}
+	m = m[2+2*nf:]
+	if binary.BigEndian.Uint16(m) == 0 || len(m) < 6 {
+		return nil, false
+	}
+	n := int32(binary.BigEndian.Uint32(m[2:]))
+	if n < 0 || int(n) > len(m)-6 {
+		return nil, false
+	}
+	return m[6 : 6+n], true
+}
+
+// SameKey reports whether request chunks a and b both bind the same first
+// parameter (the key, for the lease-row store's statements).
+func SameKey(a, b []byte) bool {
+	ka, ok := FirstParam(a)
+	if !ok {
+		return false
+	}
+	kb, ok := FirstParam(b)
+	return ok && bytes.Equal(ka, kb)
+}
