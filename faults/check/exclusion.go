@@ -24,6 +24,7 @@ func checkExclusion(evs []history.Event, p Params, m *Metrics) {
 		ended int64 // release sent (0: not yet)
 	}
 	eps := episodes(evs)
+	ends := endKills(evs)
 	live := map[string][]*holdRec{} // key -> grants seen
 	recs := map[grantID]*holdRec{}
 	// A release ends a hold when it is sent (events are in return order),
@@ -75,6 +76,9 @@ func checkExclusion(evs []history.Event, p Params, m *Metrics) {
 				if r.ended != 0 && r.ended <= e.T {
 					continue
 				}
+				if endKilled(ends, r.src, e.Key, e.T) {
+					continue
+				}
 				m.DoubleGrants++
 				f := "none"
 				for _, ep := range eps {
@@ -112,4 +116,50 @@ func halted(evs []history.Event) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// endKill is the harness's kill of every holder at the run's end
+// (history.EvEndKill), as the concurrent-holders check sees it: the
+// holders are killed one by one and the kill is recorded after the last,
+// so a holder may have sent a release of a key (its hold done) after its
+// last recorded event on the key and before its own kill, and that release
+// may have landed with its return never recorded. An acquire after that
+// last event and before the recorded kill may follow such a release: it
+// is not a proven concurrent holder (the lease-history check takes the
+// same release as a maybe-release).
+type endKill struct {
+	at   int64                       // the recorded kill's time
+	last map[string]map[string]int64 // holder -> key -> its last event on the key before at
+}
+
+// endKills returns the run's end kill, or nil.
+func endKills(evs []history.Event) *endKill {
+	var k *endKill
+	for _, e := range evs {
+		if e.Kind == history.EvEndKill && k == nil {
+			k = &endKill{at: e.T, last: map[string]map[string]int64{}}
+			for _, id := range strings.Split(e.Target, ",") {
+				k.last[id] = map[string]int64{}
+			}
+		}
+	}
+	if k == nil {
+		return nil
+	}
+	for _, e := range evs {
+		if m := k.last[e.Src]; m != nil && e.Key != "" && e.T <= k.at {
+			m[e.Key] = max(m[e.Key], e.T)
+		}
+	}
+	return k
+}
+
+// endKilled reports whether holder src's hold of key may have ended by t,
+// through a release sent on the way to the end kill (or the kill itself).
+func endKilled(k *endKill, src, key string, t int64) bool {
+	if k == nil {
+		return false
+	}
+	m := k.last[src]
+	return m != nil && t >= m[key]
 }
