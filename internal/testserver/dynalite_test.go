@@ -1,0 +1,40 @@
+package testserver
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestDynaliteLifecycle(t *testing.T) {
+	for _, onDisk := range []bool{false, true} {
+		d := NewDynalite(t, DynaliteOptions{OnDisk: onDisk})
+		// An unsigned API call is refused: the server checks that a
+		// request is signed.
+		req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, d.Endpoint()+"/", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
+		resp, err := httpClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "MissingAuthenticationToken") {
+			t.Fatalf("an unsigned ListTables got %s %s, want 400 MissingAuthenticationToken", resp.Status, body)
+		}
+		if onDisk {
+			if err := d.Restart(ctxT(t)); err != nil {
+				t.Fatalf("restart on disk: %v", err)
+			}
+		}
+		d.Stop()
+		if err := answersHTTP(ctxT(t), d.Endpoint()+"/"); err == nil || d.Running() {
+			t.Fatalf("after Stop: running %v, probe %v", d.Running(), err)
+		}
+	}
+}
