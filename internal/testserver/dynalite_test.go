@@ -1,10 +1,13 @@
 package testserver
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDynaliteLifecycle(t *testing.T) {
@@ -26,6 +29,20 @@ func TestDynaliteLifecycle(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "MissingAuthenticationToken") {
 			t.Fatalf("an unsigned ListTables got %s %s, want 400 MissingAuthenticationToken", resp.Status, body)
+		}
+		// A client that aborts a request mid-body does not kill the server
+		// (the launcher of scripts/install/dynalite.sh).
+		c, err := net.Dial("tcp", d.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+		c.Close()
+		for range 20 { // the server sees the close a moment later
+			time.Sleep(50 * time.Millisecond)
+			if err := answersHTTP(ctxT(t), d.Endpoint()+"/"); err != nil || !d.Running() {
+				t.Fatalf("after an aborted request: running %v, probe %v; log:\n%s", d.Running(), err, d.Log())
+			}
 		}
 		if onDisk {
 			if err := d.Restart(ctxT(t)); err != nil {
