@@ -3,10 +3,15 @@ package testserver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // DynaliteRegion and the Dynalite credentials are what tests sign with:
@@ -100,6 +105,35 @@ func (d *Dynalite) Addr() string { return "127.0.0.1:" + strconv.Itoa(d.Port) }
 
 // Endpoint returns the server's URL.
 func (d *Dynalite) Endpoint() string { return "http://" + d.Addr() }
+
+// CreateTable makes table name the way the dynamodb store's migration
+// does (a partition key "key" of type S, billed per request), so that a
+// caller needs no DynamoDB client of its own. The request is signed in
+// form only: dynalite checks that a request is signed, not the signature.
+func (d *Dynalite) CreateTable(ctx context.Context, name string) error {
+	body := `{"TableName":` + strconv.Quote(name) + `,"BillingMode":"PAY_PER_REQUEST",` +
+		`"KeySchema":[{"AttributeName":"key","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"key","AttributeType":"S"}]}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Endpoint()+"/", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.CreateTable")
+	req.Header.Set("X-Amz-Date", now.Format("20060102T150405Z"))
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+DynaliteAccessKey+"/"+now.Format("20060102")+"/"+DynaliteRegion+
+		"/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0")
+	resp, err := httpClient().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("testserver: dynalite: create table %s: %s %s", name, resp.Status, out)
+	}
+	return nil
+}
 
 // Stop kills the server and removes its folder.
 func (d *Dynalite) Stop() {

@@ -30,6 +30,12 @@ func TestDynaliteLifecycle(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "MissingAuthenticationToken") {
 			t.Fatalf("an unsigned ListTables got %s %s, want 400 MissingAuthenticationToken", resp.Status, body)
 		}
+		if err := d.CreateTable(ctxT(t), "made"); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.CreateTable(ctxT(t), "made"); err == nil || !strings.Contains(err.Error(), "ResourceInUse") {
+			t.Fatalf("a second CreateTable of the same table: %v, want ResourceInUseException", err)
+		}
 		// A client that aborts a request mid-body does not kill the server
 		// (the launcher of scripts/install/dynalite.sh).
 		c, err := net.Dial("tcp", d.Addr())
