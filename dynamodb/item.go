@@ -96,11 +96,6 @@ func (it *item) deadline() time.Time { return time.UnixMicro(it.DeadlineUs) }
 // isHeld reports whether it is a held item (nil is not).
 func (it *item) isHeld() bool { return it != nil && it.State == stateHeld }
 
-// isGrant reports whether it is the grant of owner with token tok.
-func (it *item) isGrant(owner string, tok uint64) bool {
-	return it.isHeld() && it.Owner == ownerHash(owner) && it.Token == tok
-}
-
 // token is the item's token; 0 when absent.
 func (it *item) token() uint64 {
 	if it == nil {

@@ -83,7 +83,7 @@ func (s *Store) judge(key string, cur *item, at time.Time) (bool, time.Duration)
 	ttl := cur.ttl()
 	left := ttl - s.seen.watched(key, cur.Version, at)
 	if s.skew > 0 {
-		left = min(left, cur.deadline().Add(s.skew).Sub(time.Now()))
+		left = min(left, time.Until(cur.deadline().Add(s.skew)))
 	}
 	return left > 0, left
 }
