@@ -96,6 +96,7 @@ func TestDynalite(t *testing.T) {
 	t.Run("tokens_exhausted", func(t *testing.T) { testTokensExhausted(t, ep) })
 	t.Run("planted_items_refused", func(t *testing.T) { testPlanted(t, ep) })
 	t.Run("lost_replies", func(t *testing.T) { testLostReplies(t, ep) })
+	t.Run("requests_per_call", func(t *testing.T) { testRequests(t, ep) })
 	t.Run("migrate_creates_the_table", func(t *testing.T) { testMigrate(t, ep) })
 }
 

@@ -21,7 +21,9 @@ const maxTries = 32
 // is none, it is free, or its lease has expired (judge), it writes the
 // grant with a PutItem conditioned on the item read (absent, or at the
 // version read), with a token one more than the item's, so that of racing
-// acquirers exactly one write lands.
+// acquirers exactly one write lands. When this store released the key
+// last, it writes on the version its release wrote without reading first:
+// one request, and a read after all if the condition refuses it.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
@@ -30,21 +32,27 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		return leasehold.Grant{}, err
 	}
 	obj := s.object(req.Key)
+	cur, known := s.freed.take(req.Key)
+	known = known && cur.Token < math.MaxUint64 // else read: a refusal must be on what the item says now
 	var last *item // the last write tried
 	for range maxTries {
-		cur, at, err := s.get(ctx, req.Key)
-		if err != nil {
-			return leasehold.Grant{}, s.err(ctx, "acquire", obj, err)
+		if !known {
+			var at time.Time
+			var err error
+			if cur, at, err = s.get(ctx, req.Key); err != nil {
+				return leasehold.Grant{}, s.err(ctx, "acquire", obj, err)
+			}
+			if last != nil && cur != nil && cur.Version == last.Version {
+				// The last write landed, but its answer was lost and the
+				// SDK's retry of it was refused by its own condition.
+				s.seen.forget(req.Key)
+				return grant(req, last), nil
+			}
+			if held, left := s.judge(req.Key, cur, at); held {
+				return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key, Label: cur.Label, Token: cur.Token, Remaining: left}
+			}
 		}
-		if last != nil && cur != nil && cur.Version == last.Version {
-			// The last write landed, but its answer was lost and the SDK's
-			// retry of it was refused by its own condition.
-			s.seen.forget(req.Key)
-			return grant(req, last), nil
-		}
-		if held, left := s.judge(req.Key, cur, at); held {
-			return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key, Label: cur.Label, Token: cur.Token, Remaining: left}
-		}
+		known = false
 		tok, ok := nextToken(cur.token(), time.Now())
 		if !ok {
 			return leasehold.Grant{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("%s: key %q: its token is at %d, the largest a token can be: %w",
@@ -52,7 +60,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		}
 		it := heldItem(req.Owner, req.Label, tok, req.TTL, time.Now())
 		last = &it
-		err = s.put(ctx, req.Key, &it, cur)
+		err := s.put(ctx, req.Key, &it, cur)
 		if err == nil {
 			s.seen.forget(req.Key)
 			return grant(req, &it), nil
@@ -138,6 +146,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err != nil {
 		return s.err(ctx, "release", s.object(g.Key), err)
 	}
+	s.freed.put(g.Key, item{Token: g.Token, State: stateFree, Version: nv})
 	return nil
 }
 

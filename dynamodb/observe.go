@@ -53,3 +53,40 @@ func (o *observations) forget(key string) {
 	defer o.mu.Unlock()
 	delete(o.seen, key)
 }
+
+// freed is what a store remembers of the items its releases wrote: per
+// key, the free item (its token and version), so that its next acquire of
+// the key can write on that version at once, without reading first. A
+// write on a version someone else has since changed is refused by its
+// condition and the acquire reads as usual; forgetting one costs a read.
+type freed struct {
+	mu    sync.Mutex
+	items map[string]item
+}
+
+func newFreed() *freed { return &freed{items: map[string]item{}} }
+
+// put remembers it, the free item this store wrote for key.
+func (f *freed) put(key string, it item) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.items[key]; !ok && len(f.items) >= maxObserved {
+		for k := range f.items { // drop any one
+			delete(f.items, k)
+			break
+		}
+	}
+	f.items[key] = it
+}
+
+// take returns and forgets the free item remembered for key, if any.
+func (f *freed) take(key string) (*item, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	it, ok := f.items[key]
+	if !ok {
+		return nil, false
+	}
+	delete(f.items, key)
+	return &it, true
+}

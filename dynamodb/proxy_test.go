@@ -2,6 +2,7 @@ package dynamodb_test
 
 import (
 	"errors"
+	"maps"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -26,6 +28,18 @@ type proxy struct {
 	*httptest.Server
 	lose atomic.Int32 // answers still to lose
 	lost atomic.Int32 // answers lost
+
+	mu    sync.Mutex
+	calls map[string]int // requests by operation (GetItem, PutItem, ...)
+}
+
+// count returns the requests made per operation since the last count.
+func (p *proxy) count() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.calls
+	p.calls = map[string]int{}
+	return c
 }
 
 func newProxy(t *testing.T, endpoint string) *proxy {
@@ -40,6 +54,13 @@ func newProxy(t *testing.T, endpoint string) *proxy {
 			answer(w, http.StatusBadRequest, "com.amazon.coral.service#UnrecognizedClientException", "The security token included in the request is invalid.")
 			return
 		}
+		p.mu.Lock()
+		if p.calls == nil {
+			p.calls = map[string]int{}
+		}
+		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+		p.calls[op]++
+		p.mu.Unlock()
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(p.Close)
@@ -101,5 +122,44 @@ func testLostReplies(t *testing.T, ep string) {
 	}
 	if err := s.Release(ctxT(t), g); !errors.Is(err, leasehold.ErrNotHeld) {
 		t.Fatalf("a second release: %v, want ErrNotHeld", err)
+	}
+}
+
+// testRequests counts the requests of each call (the README's table): an
+// acquire reads and writes, but the acquire after this store's own release
+// of the key writes on the version its release wrote, unread; renew and
+// release write once. Another store's release in between makes that write
+// fail its condition, and the acquire reads after all.
+func testRequests(t *testing.T, ep string) {
+	p := newProxy(t, ep)
+	s := open(t, p.URL, "badinput")
+	other := open(t, ep, "badinput")
+	p.count()
+	want := func(what string, calls map[string]int) {
+		t.Helper()
+		if got := p.count(); !maps.Equal(got, calls) {
+			t.Errorf("%s: requests %v, want %v", what, got, calls)
+		}
+	}
+	g := acquire(t, s, "counted")
+	want("first acquire", map[string]int{"GetItem": 1, "PutItem": 1})
+	if _, err := s.Renew(ctxT(t), g); err != nil {
+		t.Fatal(err)
+	}
+	want("renew", map[string]int{"UpdateItem": 1})
+	release(t, s, g)
+	want("release", map[string]int{"UpdateItem": 1})
+	g2 := acquire(t, s, "counted")
+	want("acquire after its own release", map[string]int{"PutItem": 1})
+	if g2.Token <= g.Token {
+		t.Fatalf("token %d after %d", g2.Token, g.Token)
+	}
+	release(t, s, g2)
+	p.count()
+	release(t, other, acquire(t, other, "counted"))
+	g3 := acquire(t, s, "counted")
+	want("acquire after another store's grant", map[string]int{"PutItem": 2, "GetItem": 1})
+	if h, err := other.Holder(ctxT(t), "counted"); err != nil || h.Token != g3.Token || g3.Token <= g2.Token {
+		t.Fatalf("Holder %+v, %v; want token %d, above %d", h, err, g3.Token, g2.Token)
 	}
 }

@@ -53,6 +53,7 @@ type Store struct {
 	table  string
 	skew   time.Duration // 0: clock-free
 	seen   *observations // clock-free: what this store has watched
+	freed  *freed        // the free items this store's releases wrote
 	tr     *http.Transport
 	closed atomic.Bool // after Close, every call fails with ErrClosed
 }
@@ -68,7 +69,7 @@ func New(ctx context.Context, c *awsddb.Client, table string, o *Options) (*Stor
 	if o.MaxSkew < 0 || o.MaxSkew > MaxSkewLimit {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: fmt.Errorf("table %s: MaxSkew %s is outside 0 to %s", table, o.MaxSkew, MaxSkewLimit)}
 	}
-	s := &Store{c: c, table: table, skew: o.MaxSkew, seen: newObservations()}
+	s := &Store{c: c, table: table, skew: o.MaxSkew, seen: newObservations(), freed: newFreed()}
 	out, err := c.DescribeTable(ctx, &awsddb.DescribeTableInput{TableName: &table})
 	if err != nil {
 		return nil, s.err(ctx, "open", "table "+table, err)
