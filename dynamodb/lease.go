@@ -32,8 +32,9 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		return leasehold.Grant{}, err
 	}
 	obj := s.object(req.Key)
+	// A token at the largest is refused on what the item says now: read.
 	cur, known := s.freed.take(req.Key)
-	known = known && cur.Token < math.MaxUint64 // else read: a refusal must be on what the item says now
+	known = known && cur.Token < math.MaxUint64
 	var last *item // the last write tried
 	for range maxTries {
 		if !known {

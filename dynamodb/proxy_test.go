@@ -2,10 +2,10 @@ package dynamodb_test
 
 import (
 	"errors"
-	"maps"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
