@@ -44,6 +44,7 @@
 //	| --------------------------------- | ------ |
 //	| whose clock ends a lease          | clock-free (default): the waiter's monotonic clock, which must see the item unchanged for the TTL; with max_skew: also the reader's wall clock against the holder's written deadline plus the bound |
 //	| TTLs                              | 1 s to 24 h, kept in whole milliseconds |
+//	| a dead holder's key frees         | clock-free: once a waiter has seen the holder's last write unchanged for the TTL; a waiter polling at most every TTL/3 (as the Client does) first sees it within TTL/3 of the write, so the key frees within TTL + 2 × TTL/3 of it plus an acquire (the fault harness's bound); with max_skew, also once the written deadline plus the bound has passed by the waiter's wall clock |
 //	| what a paused holder can still do | nothing once another owner took its lease: renew and release are conditioned on its owner and token, which the takeover replaced; an expired lease nobody took is renewed, keeping its token |
 //	| where the token lives             | in the key's item, which release marks free but never deletes |
 //	| why it cannot go backwards        | a new token is max(the item's token + 1, the acquirer's wall clock in µs), written with a condition on the item as read; if someone deletes the item, the next token is the acquirer's clock, which repeats a token only if that clock is behind the last granter's by more than the time between the two grants |

@@ -169,6 +169,9 @@ func (s *Store) err(ctx context.Context, op, what string, err error) error {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return ctx.Err()
 	}
+	if fe := (*leasehold.ForeignRecordError)(nil); errors.As(err, &fe) && fe.Object == what {
+		return &leasehold.StoreError{Store: Name, Op: op, Err: err} // it names the item already
+	}
 	return &leasehold.StoreError{Store: Name, Op: op, Err: fmt.Errorf("%s: %w", what, describe(err))}
 }
 
