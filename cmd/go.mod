@@ -25,6 +25,8 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/storage/internal v0.1.0 // indirect
 	github.com/AzureAD/microsoft-authentication-library-for-go v1.10.1 // indirect
 	github.com/apache/arrow-go/v18 v18.7.0 // indirect
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
@@ -97,6 +99,7 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/leasehold-go/leasehold/azblob v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/consul v0.1.0 // indirect
+	github.com/leasehold-go/leasehold/dynamodb v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/etcd v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/otel v0.1.0
 	github.com/leasehold-go/leasehold/postgres v0.1.0 // indirect
@@ -130,6 +133,7 @@ replace (
 	github.com/leasehold-go/leasehold => ../
 	github.com/leasehold-go/leasehold/azblob => ../azblob
 	github.com/leasehold-go/leasehold/consul => ../consul
+	github.com/leasehold-go/leasehold/dynamodb => ../dynamodb
 	github.com/leasehold-go/leasehold/etcd => ../etcd
 	github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver
 	github.com/leasehold-go/leasehold/postgres => ../postgres

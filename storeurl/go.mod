@@ -32,8 +32,10 @@ require (
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/checksum v1.11.11 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/s3shared v1.20.10 // indirect
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8 // indirect
@@ -82,6 +84,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/leasehold-go/leasehold/azblob v0.1.0
+	github.com/leasehold-go/leasehold/dynamodb v0.1.0
 	github.com/leasehold-go/leasehold/redis v0.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
@@ -111,6 +114,7 @@ replace (
 	github.com/leasehold-go/leasehold => ../
 	github.com/leasehold-go/leasehold/azblob => ../azblob
 	github.com/leasehold-go/leasehold/consul => ../consul
+	github.com/leasehold-go/leasehold/dynamodb => ../dynamodb
 	github.com/leasehold-go/leasehold/etcd => ../etcd
 	github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver
 	github.com/leasehold-go/leasehold/postgres => ../postgres

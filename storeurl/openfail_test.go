@@ -48,6 +48,8 @@ func failingURLs(t *testing.T) map[string][]string {
 		t.Fatal(err)
 	}
 	s3Creds := "&region=" + testserver.VersityRegion + "&access_key=" + testserver.VersityAccessKey + "&secret_key="
+	ddb := testserver.NewDynalite(t, testserver.DynaliteOptions{})
+	ddbCreds := "&region=" + testserver.DynaliteRegion + "&access_key=" + testserver.DynaliteAccessKey + "&secret_key="
 	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "")
 	return map[string][]string{
 		"sqlite": {"sqlite://" + junk, "file://" + junk, "sqlite://" + filepath.Join(dir, "no", "such", "dir", "x.db")},
@@ -70,6 +72,10 @@ func failingURLs(t *testing.T) map[string][]string {
 			"s3://lh/p?endpoint=http://" + closed + s3Creds + failSecret,
 			"s3://no-such-bucket/lh?endpoint=" + s3.Endpoint() + s3Creds + testserver.VersitySecretKey,
 			"s3://there/lh?endpoint=" + s3.Endpoint() + s3Creds + failSecret,
+		},
+		"dynamodb": {
+			"dynamodb://leases?endpoint=http://" + closed + ddbCreds + failSecret,
+			"dynamodb://no-such-table?endpoint=" + ddb.Endpoint() + ddbCreds + failSecret,
 		},
 	}
 }

@@ -134,6 +134,23 @@ func TestS3SchemeAndMigrate(t *testing.T) {
 	s.Close()
 }
 
+func TestDynamoDBSchemeAndMigrate(t *testing.T) {
+	d := testserver.NewDynalite(t, testserver.DynaliteOptions{})
+	u := "dynamodb://storeurl-test?endpoint=" + d.Endpoint() + "&access_key=" + testserver.DynaliteAccessKey +
+		"&secret_key=" + testserver.DynaliteSecretKey
+	if _, err := storeurl.Open(context.Background(), u); err == nil || !strings.Contains(err.Error(), "leasehold migrate") {
+		t.Errorf("open before the migration: %v, want an error saying to migrate", err)
+	}
+	for range 2 { // idempotent
+		if err := storeurl.Migrate(context.Background(), u); err != nil {
+			t.Fatalf("Migrate: %v", err)
+		}
+	}
+	s := openWhenUp(t, u)
+	useStore(t, s, "dynamodb")
+	s.Close()
+}
+
 func TestMigrateOtherStores(t *testing.T) {
 	if err := storeurl.Migrate(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "l.db")); err != nil {
 		t.Errorf("Migrate of a sqlite URL: %v", err)

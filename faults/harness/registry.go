@@ -76,6 +76,8 @@ func NewBackend(name string) (Backend, error) {
 		return &S3{}, nil
 	case "azblob":
 		return &Azblob{}, nil
+	case "dynamodb":
+		return &DynamoDB{}, nil
 	}
 	return nil, unknownBackend(name)
 }

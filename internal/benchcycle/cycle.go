@@ -1,6 +1,6 @@
 // Package benchcycle runs the acquire+release cycle benchmarks that the store
 // helpers' bench modules share (zookeeper/bench, consul/bench,
-// azblob/bench, s3/bench; etcd/bench drives its cycles with [Drive]):
+// azblob/bench, s3/bench, dynamodb/bench; etcd/bench drives its cycles with [Drive]):
 // every implementation (the raw protocol floor, the peer libraries, the
 // leasehold store and the leasehold Client) cycles on the same server, with
 // W goroutines on keys of their own (or one hot key), in rounds that

@@ -19,7 +19,9 @@
 //   - consul.go: a Consul dev agent or a cluster of server agents;
 //   - azurite.go: Azurite's blob service (Azure Blob emulator);
 //   - versitygw.go: the Versity S3 gateway over a folder (posix backend),
-//     its buckets made as folders.
+//     its buckets made as folders;
+//   - dynalite.go: dynalite, a DynamoDB-compatible server (Node.js), in
+//     memory or on a LevelDB.
 //
 // Each launcher has an error-returning StartX for TestMain functions and
 // other non-test users, and a NewX(t) that fails t when the server cannot

@@ -38,6 +38,7 @@ func kinds() []kind {
 		{"consul", "a Consul dev agent (Raft log in memory), or a cluster of server agents; 4096 HTTP connections per client", "server agents (default 0: one dev agent)", startConsul},
 		{"azurite", "Azurite's blob service, in memory", "the container its URL names (default leasehold)", startAzurite},
 		{"versitygw", "versitygw (S3) over a folder", "the bucket it makes and its URL names (default leasehold)", startVersity},
+		{"dynalite", "dynalite (DynamoDB) in memory", "the table it makes and its URL names (default leasehold)", startDynalite},
 	}
 }
 
@@ -168,4 +169,25 @@ func startVersity(ctx context.Context, dir, arg string) (*server, error) {
 		{"ENDPOINT", v.Endpoint()}, {"REGION", testserver.VersityRegion},
 		{"ACCESS_KEY", testserver.VersityAccessKey}, {"SECRET_KEY", testserver.VersitySecretKey},
 	}, stop: v.Stop}, nil
+}
+
+func startDynalite(ctx context.Context, dir, arg string) (*server, error) {
+	if arg == "" {
+		arg = "leasehold"
+	}
+	d, err := testserver.StartDynalite(ctx, testserver.DynaliteOptions{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.CreateTable(ctx, arg); err != nil {
+		d.Stop()
+		return nil, err
+	}
+	q := url.Values{"endpoint": {d.Endpoint()}, "region": {testserver.DynaliteRegion},
+		"access_key": {testserver.DynaliteAccessKey}, "secret_key": {testserver.DynaliteSecretKey}}
+	return &server{vars: [][2]string{
+		{"ADDR", d.Addr()}, {"URL", "dynamodb://" + arg + "?" + q.Encode()}, {"PIDS", pids(d.Pid())},
+		{"ENDPOINT", d.Endpoint()}, {"REGION", testserver.DynaliteRegion},
+		{"ACCESS_KEY", testserver.DynaliteAccessKey}, {"SECRET_KEY", testserver.DynaliteSecretKey},
+	}, stop: d.Stop}, nil
 }

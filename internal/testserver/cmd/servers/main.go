@@ -14,7 +14,7 @@
 //	NAME_URL=the store URL leasehold opens (redis://, postgres://, etcd://, ...)
 //	NAME_PIDS=pid[,pid...]
 //
-// and a few more keys for Azurite and versitygw (ENDPOINT, credentials),
+// and a few more keys for Azurite, versitygw and dynalite (ENDPOINT, credentials),
 // then READY once all are up. Values are not quoted: read each line with
 // `IFS='=' read -r key value`. A server that cannot start stops the others
 // and ends the command with status 1, or with -keep-going is printed as
