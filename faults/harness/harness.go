@@ -255,9 +255,19 @@ func (h *harness) fencedSince(id string, since int64) bool {
 	return false
 }
 
+// warmUpLimit bounds the wait for every one of n keys to see a first
+// fenced write: 10 x TTL + 20 s, and a TTL more per key (at load 50, a
+// long run's 32 keys on S3 were not all written within 30 s: the holders
+// start on every key at once, and a store's acquire costs several
+// requests).
+func warmUpLimit(ttl time.Duration, n int) time.Duration {
+	return 10*ttl + 20*time.Second + time.Duration(n)*ttl
+}
+
 // warmUp waits until every key has seen an admitted fenced write.
 func (h *harness) warmUp() error {
-	deadline := time.Now().Add(10*h.cfg.TTL + 20*time.Second)
+	limit := warmUpLimit(h.cfg.TTL, len(h.cfg.Keys))
+	deadline := time.Now().Add(limit)
 	for {
 		seen := h.written(0)
 		if len(seen) == len(h.cfg.Keys) {
@@ -269,7 +279,7 @@ func (h *harness) warmUp() error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no holder got to write every key within %s (keys written: %v); see %s", 10*h.cfg.TTL+20*time.Second, seen, h.cfg.Dir)
+			return fmt.Errorf("no holder got to write every key within %s (keys written: %v); see %s", limit, seen, h.cfg.Dir)
 		}
 		h.sleep(50 * time.Millisecond)
 		if h.ctx.Err() != nil {
