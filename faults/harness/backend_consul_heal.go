@@ -48,6 +48,12 @@ func (b *Consul) Heal(ctx context.Context) (string, error) {
 	}
 }
 
+// RoutesRead reports whether agent i answers a consistent read, which it
+// must forward to the leader: nil, or the agent's answer.
+func (b *Consul) RoutesRead(ctx context.Context, i int) error {
+	return consulConsistentRead(ctx, b.c.Agents[i].Addr())
+}
+
 // unrouted lists the running agents whose consistent read fails, each
 // with its answer.
 func (b *Consul) unrouted(ctx context.Context) []string {

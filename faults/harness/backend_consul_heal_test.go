@@ -1,36 +1,11 @@
 package harness_test
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults/harness"
 )
-
-// consulRead is a consistent read of a missing key through the agent at
-// addr: nil when the leader answered (404).
-func consulRead(ctx context.Context, addr string) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/kv/heal-test?consistent", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusNotFound {
-		return fmt.Errorf("%s: %s", resp.Status, body)
-	}
-	return nil
-}
 
 // After a member partition of the front (F14's 10 s), every agent follows
 // one leader in Raft well before the front can route requests to it again
@@ -59,7 +34,7 @@ func TestConsulHealWaitsForRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		consulAgree(t, b)
-		err := consulRead(t.Context(), b.AgentAddr(front))
+		err := b.RoutesRead(t.Context(), front)
 		t.Logf("round %d: the front's consistent read once Raft agrees: %v", rounds, err)
 		note, herr := b.Heal(t.Context())
 		if herr != nil {
@@ -67,7 +42,7 @@ func TestConsulHealWaitsForRoutes(t *testing.T) {
 		}
 		t.Logf("Heal: %q", note)
 		for i := range b.Members() {
-			if err := consulRead(t.Context(), b.AgentAddr(i)); err != nil {
+			if err := b.RoutesRead(t.Context(), i); err != nil {
 				t.Fatalf("agent %d after Heal: %v", i, err)
 			}
 		}
