@@ -121,34 +121,14 @@ func TestS3SchemeAndMigrate(t *testing.T) {
 	v := testserver.NewVersity(t, testserver.VersityOptions{})
 	u := "s3://storeurl-test/app?endpoint=" + v.Endpoint() + "&access_key=" + testserver.VersityAccessKey +
 		"&secret_key=" + testserver.VersitySecretKey
-	if _, err := storeurl.Open(context.Background(), u); err == nil || !strings.Contains(err.Error(), "leasehold migrate") {
-		t.Errorf("open before the migration: %v, want an error saying to migrate", err)
-	}
-	for range 2 { // idempotent
-		if err := storeurl.Migrate(context.Background(), u); err != nil {
-			t.Fatalf("Migrate: %v", err)
-		}
-	}
-	s := openWhenUp(t, u)
-	useStore(t, s, "s3")
-	s.Close()
+	migrateThenUse(t, u, "s3")
 }
 
 func TestDynamoDBSchemeAndMigrate(t *testing.T) {
 	d := testserver.NewDynalite(t, testserver.DynaliteOptions{})
 	u := "dynamodb://storeurl-test?endpoint=" + d.Endpoint() + "&access_key=" + testserver.DynaliteAccessKey +
 		"&secret_key=" + testserver.DynaliteSecretKey
-	if _, err := storeurl.Open(context.Background(), u); err == nil || !strings.Contains(err.Error(), "leasehold migrate") {
-		t.Errorf("open before the migration: %v, want an error saying to migrate", err)
-	}
-	for range 2 { // idempotent
-		if err := storeurl.Migrate(context.Background(), u); err != nil {
-			t.Fatalf("Migrate: %v", err)
-		}
-	}
-	s := openWhenUp(t, u)
-	useStore(t, s, "dynamodb")
-	s.Close()
+	migrateThenUse(t, u, "dynamodb")
 }
 
 func TestMigrateOtherStores(t *testing.T) {
@@ -188,4 +168,22 @@ func TestDeadServers(t *testing.T) {
 			t.Errorf("Open(%q): %v; want a store error naming the address", u, err)
 		}
 	}
+}
+
+// migrateThenUse checks that the store at u refuses to open before
+// `leasehold migrate`, that Migrate is idempotent, and that the migrated
+// store then works under name.
+func migrateThenUse(t *testing.T, u, name string) {
+	t.Helper()
+	if _, err := storeurl.Open(context.Background(), u); err == nil || !strings.Contains(err.Error(), "leasehold migrate") {
+		t.Errorf("open before the migration: %v, want an error saying to migrate", err)
+	}
+	for range 2 { // idempotent
+		if err := storeurl.Migrate(context.Background(), u); err != nil {
+			t.Fatalf("Migrate: %v", err)
+		}
+	}
+	s := openWhenUp(t, u)
+	useStore(t, s, name)
+	s.Close()
 }
