@@ -3,6 +3,7 @@ package storeurl
 import (
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,6 +86,11 @@ func distinctive(s, raw string) bool {
 		return false
 	}
 	if dec, err := url.PathUnescape(raw); err == nil && strings.Count(dec, s) > 1 {
+		return false
+	}
+	// The rest of the URL, quoted as messages quote it, may spell it too
+	// ("\x00" + "0000"): zookeeper's FuzzCheckURL found that.
+	if strings.Contains(strconv.Quote(strings.Replace(raw, s, "", 1)), s) {
 		return false
 	}
 	return true

@@ -3,6 +3,7 @@ package zookeeper
 import (
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -104,7 +105,11 @@ func FuzzCheckURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		opts, err := parseURL(raw)
 		if err != nil {
-			if pw := password(raw); len(pw) >= 4 && strings.Count(raw, pw) == 1 && strings.Contains(err.Error(), pw) {
+			// The password counts as shown only where the rest of the URL,
+			// quoted as the message quotes it, cannot spell it too ("\x00" + "00").
+			pw := password(raw)
+			rest := strconv.Quote(strings.Replace(raw, pw, "", 1))
+			if len(pw) >= 4 && strings.Count(raw, pw) == 1 && !strings.Contains(rest, pw) && strings.Contains(err.Error(), pw) {
 				t.Fatalf("parseURL(%q): %q shows the password", raw, err)
 			}
 			return
