@@ -19,7 +19,9 @@
 //   - consul.go: a Consul dev agent or a cluster of server agents;
 //   - azurite.go: Azurite's blob service (Azure Blob emulator);
 //   - versitygw.go: the Versity S3 gateway over a folder (posix backend),
-//     its buckets made as folders.
+//     its buckets made as folders;
+//   - kube.go: kube-apiserver over an etcd of its own, with RBAC, a token
+//     file, a client CA and certificates made in its folder (kubepki.go).
 //
 // Each launcher has an error-returning StartX for TestMain functions and
 // other non-test users, and a NewX(t) that fails t when the server cannot
