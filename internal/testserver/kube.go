@@ -67,7 +67,7 @@ type Kube struct {
 // and waits until /readyz says ok: storage, RBAC's bootstrap roles and
 // every other post-start hook are ready. A port taken meanwhile is retried
 // with another. A missing binary wraps ErrNotInstalled.
-func StartKube(ctx context.Context, opts KubeOptions) (k *Kube, err error) {
+func StartKube(ctx context.Context, opts KubeOptions) (_ *Kube, err error) {
 	bin, err := FindBin("kube-apiserver", "kube-apiserver.sh")
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func StartKube(ctx context.Context, opts KubeOptions) (k *Kube, err error) {
 	if err != nil {
 		return nil, err
 	}
-	k = &Kube{Dir: dir, Etcd: opts.Etcd}
+	k := &Kube{Dir: dir, Etcd: opts.Etcd}
 	defer func() {
 		if err != nil {
 			k.stopEtcd()
@@ -165,6 +165,9 @@ func (k *Kube) args() []string {
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
+		// A loopback advertise address is refused by the endpoint
+		// reconciler (the "kubernetes" Service), which tests do not need.
+		"--endpoint-reconciler-type", "none",
 	}
 }
 
