@@ -125,11 +125,20 @@ func (c urlConfig) restConfig() (*rest.Config, string, error) {
 	}
 	ns := c.namespace
 	if ns == "" {
-		n, explicit, err := kc.Namespace()
-		if err != nil || !explicit {
-			return nil, "", fmt.Errorf("the URL names no namespace and the kubeconfig's context sets none (kube:///NAMESPACE)")
+		raw, err := kc.RawConfig()
+		if err != nil {
+			return nil, "", fmt.Errorf("kubeconfig: %w", err)
 		}
-		ns = n
+		name := c.kcontext
+		if name == "" {
+			name = raw.CurrentContext
+		}
+		if kctx, ok := raw.Contexts[name]; ok {
+			ns = kctx.Namespace
+		}
+		if ns == "" {
+			return nil, "", fmt.Errorf("the URL names no namespace and the kubeconfig's context %q sets none (kube:///NAMESPACE)", name)
+		}
 	}
 	return cfg, ns, nil
 }

@@ -42,6 +42,7 @@ type Store struct {
 	leases coordv1.LeaseInterface
 	cfg    *rest.Config
 	hc     *http.Client
+	conns  *conns // the connections of a client the store made; nil with Options.HTTPClient
 	obs    *observations
 	closed atomic.Bool // after Close, every call fails with ErrClosed
 }
@@ -61,8 +62,17 @@ func New(ctx context.Context, cfg *rest.Config, ns string, o *Options) (*Store, 
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "leasehold-kube"
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		// client-go's default limiter (5 requests/s, bursts of 10) queues
+		// an acquire or renewal behind a waiter's polls until its grant
+		// arrives after the holder's deadline: no client-side limit.
+		cfg.QPS = -1
+	}
 	hc := o.HTTPClient
+	var cs *conns
 	if hc == nil {
+		cs = newConns()
+		cfg.Dial = cs.DialContext
 		var err error
 		if hc, err = rest.HTTPClientFor(cfg); err != nil {
 			return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
@@ -72,8 +82,9 @@ func New(ctx context.Context, cfg *rest.Config, ns string, o *Options) (*Store, 
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
 	}
-	s := &Store{ns: ns, leases: c.Leases(ns), cfg: cfg, hc: hc, obs: newObservations()}
+	s := &Store{ns: ns, leases: c.Leases(ns), cfg: cfg, hc: hc, conns: cs, obs: newObservations()}
 	if err := s.probe(ctx); err != nil {
+		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -86,11 +97,15 @@ func (s *Store) Info() leasehold.Info {
 			"Expiry trusts no wall clock: a rival takes a lease only after observing its resourceVersion unchanged for the lease's TTL on its own monotonic clock, as client-go's leaderelection does, so a key abandoned before a process first looks at it is free one TTL after that look"}
 }
 
-// Close makes every later call fail with ErrClosed and closes the idle
-// connections of the store's HTTP client. It does not release leases.
+// Close makes every later call fail with ErrClosed and closes the store's
+// connections (only the idle ones of an Options.HTTPClient). It does not
+// release leases.
 func (s *Store) Close() error {
 	s.closed.Store(true)
 	s.hc.CloseIdleConnections()
+	if s.conns != nil {
+		s.conns.closeAll()
+	}
 	return nil
 }
 
