@@ -56,6 +56,13 @@
 // watch, create, update, patch), naming the verbs refused, the user and
 // the namespace. Each is a [*leasehold.StoreError].
 //
+// A rest.Config that sets no QPS or RateLimiter gets no client-side rate
+// limit: client-go's default (5 requests/s, bursts of 10) would queue an
+// acquire or a renewal behind a waiter's polls past the holder's
+// deadline. The store dials its own connections (rest.Config.Dial, unless
+// Options.HTTPClient is given), so client-go shares no cached transport
+// between stores and Close closes them all.
+//
 // # Values read back
 //
 // A Lease at a key's name that the store did not write (no format
