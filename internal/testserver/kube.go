@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -249,6 +250,34 @@ func (k *Kube) Kubeconfig(ns string) (string, error) {
 	}
 	path := filepath.Join(k.Dir, "kubeconfig-"+ns)
 	return path, os.WriteFile(path, b, 0o600)
+}
+
+// CreateNamespace makes namespace name as the admin; one that exists
+// already is not an error.
+func (k *Kube) CreateNamespace(ctx context.Context, name string) error {
+	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]string{"name": name}})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, k.Endpoint()+"/api/v1/namespaces", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+k.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	hc, err := k.httpClient()
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusConflict {
+		return fmt.Errorf("testserver: create namespace %s: %s", name, resp.Status)
+	}
+	return nil
 }
 
 // Shutdown stops the server gracefully (SIGTERM, then SIGKILL after

@@ -59,6 +59,17 @@ func TestKubeLifecycle(t *testing.T) {
 	if _, err := k.Kubeconfig("default"); err != nil {
 		t.Fatal(err)
 	}
+	for range 2 { // the second finds it made
+		if err := k.CreateNamespace(ctxT(t), "made"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := kubeGet(t, k, "/api/v1/namespaces/made", k.AdminToken, false); got != http.StatusOK {
+		t.Errorf("GET the namespace made = %d", got)
+	}
+	if err := k.CreateNamespace(ctxT(t), "Not_A_Name"); err == nil {
+		t.Error("CreateNamespace accepted an invalid name")
+	}
 	k.Shutdown(5 * time.Second)
 	if err := k.Restart(ctxT(t)); err != nil {
 		t.Fatal(err)

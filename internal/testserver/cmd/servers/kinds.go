@@ -38,6 +38,7 @@ func kinds() []kind {
 		{"consul", "a Consul dev agent (Raft log in memory), or a cluster of server agents; 4096 HTTP connections per client", "server agents (default 0: one dev agent)", startConsul},
 		{"azurite", "Azurite's blob service, in memory", "the container its URL names (default leasehold)", startAzurite},
 		{"versitygw", "versitygw (S3) over a folder", "the bucket it makes and its URL names (default leasehold)", startVersity},
+		{"kube-apiserver", "kube-apiserver over an etcd node of its own, RBAC, a kubeconfig in its folder", "the namespace it makes and its URL names (default leasehold)", startKube},
 	}
 }
 
@@ -168,4 +169,26 @@ func startVersity(ctx context.Context, dir, arg string) (*server, error) {
 		{"ENDPOINT", v.Endpoint()}, {"REGION", testserver.VersityRegion},
 		{"ACCESS_KEY", testserver.VersityAccessKey}, {"SECRET_KEY", testserver.VersitySecretKey},
 	}, stop: v.Stop}, nil
+}
+
+func startKube(ctx context.Context, dir, arg string) (*server, error) {
+	if arg == "" {
+		arg = "leasehold"
+	}
+	k, err := testserver.StartKube(ctx, testserver.KubeOptions{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	kc, err := k.Kubeconfig(arg)
+	if err == nil {
+		err = k.CreateNamespace(ctx, arg)
+	}
+	if err != nil {
+		k.Stop()
+		return nil, err
+	}
+	return &server{vars: [][2]string{
+		{"ADDR", k.Addr()}, {"URL", "kube:///" + arg + "?" + url.Values{"kubeconfig": {kc}}.Encode()},
+		{"PIDS", pids(append([]int{k.Pid()}, k.Etcd.PIDs()...)...)}, {"KUBECONFIG", kc},
+	}, stop: k.Stop}, nil
 }
