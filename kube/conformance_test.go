@@ -2,6 +2,7 @@ package kube_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -83,6 +84,42 @@ func TestKube(t *testing.T) {
 	t.Run("deleted_lease_does_not_restart_the_token", func(t *testing.T) { testDeleted(t, k) })
 	t.Run("client_certificate_and_kubeconfig_url", func(t *testing.T) { testAuth(t, k) })
 	t.Run("holder_wall_clock_not_trusted", func(t *testing.T) { testClocks(t, k) })
+	t.Run("tokens_across_etcd_restart", func(t *testing.T) { testEtcdRestart(t, k) })
+}
+
+// testEtcdRestart kills the apiserver's etcd and starts it again: a held
+// lease survives (its holder renews it once the apiserver answers again),
+// and a later grant's token is above every earlier one.
+func testEtcdRestart(t *testing.T, k *testserver.Kube) {
+	s := open(t, k, "tokens")
+	g1 := acquire(t, s, "etcd-restart", time.Minute)
+	k.Etcd.Kill(0)
+	if err := k.Etcd.Restart(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Etcd.WaitHealthy(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for range 100 { // the apiserver reconnects to etcd on its own schedule
+		if _, err = s.Renew(ctxT(t), g1); err == nil || errors.Is(err, leasehold.ErrNotHeld) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("renew after etcd restarted: %v", err)
+	}
+	if err := s.Release(ctxT(t), g1); err != nil {
+		t.Fatal(err)
+	}
+	g2 := acquire(t, s, "etcd-restart", time.Minute)
+	if g2.Token <= g1.Token {
+		t.Fatalf("after etcd restarted: token %d, not above %d", g2.Token, g1.Token)
+	}
+	if err := s.Release(ctxT(t), g2); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func acquire(t testing.TB, s leasehold.Store, key string, ttl time.Duration) leasehold.Grant {
