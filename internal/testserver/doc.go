@@ -22,6 +22,8 @@
 //     its buckets made as folders;
 //   - dynalite.go: dynalite, a DynamoDB-compatible server (Node.js), in
 //     memory or on a LevelDB.
+//   - kube.go: kube-apiserver over an etcd of its own, with RBAC, a token
+//     file, a client CA and certificates made in its folder (kubepki.go).
 //
 // Each launcher has an error-returning StartX for TestMain functions and
 // other non-test users, and a NewX(t) that fails t when the server cannot

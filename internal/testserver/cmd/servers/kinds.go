@@ -39,6 +39,7 @@ func kinds() []kind {
 		{"azurite", "Azurite's blob service, in memory", "the container its URL names (default leasehold)", startAzurite},
 		{"versitygw", "versitygw (S3) over a folder", "the bucket it makes and its URL names (default leasehold)", startVersity},
 		{"dynalite", "dynalite (DynamoDB) in memory", "the table it makes and its URL names (default leasehold)", startDynalite},
+		{"kube-apiserver", "kube-apiserver over an etcd node of its own, RBAC, a kubeconfig in its folder", "the namespace it makes and its URL names (default leasehold)", startKube},
 	}
 }
 
@@ -190,4 +191,26 @@ func startDynalite(ctx context.Context, dir, arg string) (*server, error) {
 		{"ENDPOINT", d.Endpoint()}, {"REGION", testserver.DynaliteRegion},
 		{"ACCESS_KEY", testserver.DynaliteAccessKey}, {"SECRET_KEY", testserver.DynaliteSecretKey},
 	}, stop: d.Stop}, nil
+}
+
+func startKube(ctx context.Context, dir, arg string) (*server, error) {
+	if arg == "" {
+		arg = "leasehold"
+	}
+	k, err := testserver.StartKube(ctx, testserver.KubeOptions{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	kc, err := k.Kubeconfig(arg)
+	if err == nil {
+		err = k.CreateNamespace(ctx, arg)
+	}
+	if err != nil {
+		k.Stop()
+		return nil, err
+	}
+	return &server{vars: [][2]string{
+		{"ADDR", k.Addr()}, {"URL", "kube:///" + arg + "?" + url.Values{"kubeconfig": {kc}}.Encode()},
+		{"PIDS", pids(append([]int{k.Pid()}, k.Etcd.PIDs()...)...)}, {"KUBECONFIG", kc},
+	}, stop: k.Stop}, nil
 }
