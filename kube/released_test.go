@@ -57,22 +57,24 @@ func testReleasedWritesAtOnce(t *testing.T, k *testserver.Kube) {
 			t.Fatal(err)
 		}
 	}
+	// acquireCounted acquires the key with a and checks the requests it
+	// sent and that its token is above after's.
+	acquireCounted := func(after leasehold.Grant, want [3]int64, what string) leasehold.Grant {
+		t.Helper()
+		c.take()
+		g := acquire(t, a, "released", time.Minute)
+		if got := c.take(); got != want || g.Token <= after.Token {
+			t.Fatalf("acquire %s: token %d after %d, requests (GET, PUT, other) %v, want a higher token and %v",
+				what, g.Token, after.Token, got, want)
+		}
+		return g
+	}
 	g1 := acquire(t, a, "released", time.Minute)
 	release(a, g1)
-	c.take()
-	g2 := acquire(t, a, "released", time.Minute)
-	if got, want := c.take(), [3]int64{0, 1, 0}; got != want || g2.Token <= g1.Token {
-		t.Fatalf("acquire after this store's release: token %d after %d, requests (GET, PUT, other) %v, want a higher token and %v",
-			g2.Token, g1.Token, got, want)
-	}
+	g2 := acquireCounted(g1, [3]int64{0, 1, 0}, "after this store's release (an update, no read)")
 	release(a, g2)
 	g3 := acquire(t, b, "released", time.Minute) // a's memory of the Lease is now stale
 	release(b, g3)
-	c.take()
-	g4 := acquire(t, a, "released", time.Minute)
-	if got, want := c.take(), [3]int64{1, 2, 0}; got != want || g4.Token <= g3.Token {
-		t.Fatalf("acquire after another store's grant and release: token %d after %d, requests (GET, PUT, other) %v, want a higher token and %v (a refused update, a read, an update)",
-			g4.Token, g3.Token, got, want)
-	}
+	g4 := acquireCounted(g3, [3]int64{1, 2, 0}, "after another store's grant and release (a refused update, a read, an update)")
 	release(a, g4)
 }
