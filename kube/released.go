@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // maxReleased bounds the Leases a store remembers releasing. Forgetting
@@ -26,8 +27,17 @@ func newReleasedLeases() *releasedLeases {
 	return &releasedLeases{leases: map[string]*coordinationv1.Lease{}}
 }
 
-// put remembers l, as the store's release of Lease name left it.
+// put remembers l, as the store's release of Lease name left it: what an
+// acquire writes on (its resourceVersion, its annotations, the store's
+// record, and its leaseTransitions), not the rest (managedFields, times).
 func (r *releasedLeases) put(name string, l *coordinationv1.Lease) {
+	if l == nil {
+		return
+	}
+	l = &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: l.Name, ResourceVersion: l.ResourceVersion, Annotations: l.Annotations},
+		Spec:       coordinationv1.LeaseSpec{LeaseTransitions: l.Spec.LeaseTransitions},
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.leases[name]; !ok && len(r.leases) >= maxReleased {
