@@ -16,7 +16,11 @@
 //   - acquire reads the Lease; if it is absent it creates it (of racing
 //     creates one lands), and if it is released or judged expired it
 //     updates it on the resourceVersion read (of racing updates one lands:
-//     409 Conflict for the others);
+//     409 Conflict for the others); a key this store released last is
+//     updated at once, on the resourceVersion its release left, without
+//     the read (the update lands only if nobody wrote the Lease since, so
+//     the Lease is then what the read would have shown; otherwise the
+//     acquire reads and goes on as above);
 //   - renew and release are JSON merge patches that carry the
 //     resourceVersion of the grant's last write (or of a read that shows
 //     its owner and token) as their precondition; release marks the Lease

@@ -75,7 +75,9 @@ func (s *Store) read(ctx context.Context, name, key string) (*coordinationv1.Lea
 // Acquire reads key's Lease; if it is absent, released, or judged expired
 // (its resourceVersion seen unchanged for its TTL by this store), it
 // writes the grant: a create, or an update on the resourceVersion read, so
-// that of racing acquirers exactly one write lands.
+// that of racing acquirers exactly one write lands. A key this store
+// released last is written at once, without the read, on the
+// resourceVersion its release left (claimReleased).
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
@@ -84,6 +86,9 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		return leasehold.Grant{}, err
 	}
 	name := objectName(req.Key)
+	if g, ok, err := s.claimReleased(ctx, req, name); err != nil || ok {
+		return g, err
+	}
 	for range maxTries {
 		cur, rec, err := s.read(ctx, name, req.Key)
 		if err != nil {
@@ -105,6 +110,24 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	}
 	// Every round lost its write to another acquirer: the key is busy.
 	return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key}
+}
+
+// claimReleased writes req's grant over the Lease this store's release of
+// Lease name left, if it remembers one, on its resourceVersion: the update
+// lands only if nobody wrote the Lease since, so the Lease is then still
+// released with the token remembered, as a read would have shown. ok is
+// false when nothing is remembered or another write came first (the
+// caller then reads).
+func (s *Store) claimReleased(ctx context.Context, req leasehold.AcquireRequest, name string) (g leasehold.Grant, ok bool, err error) {
+	cur := s.rel.take(name)
+	if cur == nil {
+		return g, false, nil
+	}
+	rec, err := parseRecord(s.where(name), req.Key, cur.ResourceVersion, cur.Annotations)
+	if err != nil || rec.Held {
+		return g, false, nil // not what a release leaves: read it
+	}
+	return s.claim(ctx, req, cur, &rec)
 }
 
 // claim writes req's grant over cur (nil: absent). ok is false when

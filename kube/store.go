@@ -44,7 +44,8 @@ type Store struct {
 	hc     *http.Client
 	conns  *conns // the connections of a client the store made; nil with Options.HTTPClient
 	obs    *observations
-	closed atomic.Bool // after Close, every call fails with ErrClosed
+	rel    *releasedLeases // the Leases this store released: the next acquire writes at once
+	closed atomic.Bool     // after Close, every call fails with ErrClosed
 }
 
 // New returns a store on the Leases of namespace ns, reached with cfg,
@@ -82,7 +83,7 @@ func New(ctx context.Context, cfg *rest.Config, ns string, o *Options) (*Store, 
 	if err != nil {
 		return nil, &leasehold.StoreError{Store: Name, Op: "open", Err: err}
 	}
-	s := &Store{ns: ns, leases: c.Leases(ns), cfg: cfg, hc: hc, conns: cs, obs: newObservations()}
+	s := &Store{ns: ns, leases: c.Leases(ns), cfg: cfg, hc: hc, conns: cs, obs: newObservations(), rel: newReleasedLeases()}
 	if err := s.probe(ctx); err != nil {
 		_ = s.Close()
 		return nil, err

@@ -1,0 +1,80 @@
+package kube_test
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
+	"github.com/leasehold-go/leasehold/kube"
+)
+
+// requestCounter counts the HTTP requests of a client, by method.
+type requestCounter struct{ get, put, other atomic.Int64 }
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch r.Method {
+		case http.MethodGet:
+			c.get.Add(1)
+		case http.MethodPut:
+			c.put.Add(1)
+		default:
+			c.other.Add(1)
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+// take returns the counts so far (GET, PUT, any other) and starts again.
+func (c *requestCounter) take() [3]int64 {
+	return [3]int64{c.get.Swap(0), c.put.Swap(0), c.other.Swap(0)}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// testReleasedWritesAtOnce: the acquire of a key this store released last
+// is one request, an update on the resourceVersion the release left; when
+// another store wrote the Lease since, that update fails and the acquire
+// reads, so the grant's token is still above the other store's.
+func testReleasedWritesAtOnce(t *testing.T, k *testserver.Kube) {
+	var c requestCounter
+	cfg := tokenConfig(k, k.AdminToken)
+	cfg.WrapTransport = c.wrap
+	a, err := kube.New(ctxT(t), cfg, "tokens", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b := open(t, k, "tokens")
+	release := func(s leasehold.Store, g leasehold.Grant) {
+		t.Helper()
+		if err := s.Release(ctxT(t), g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// acquireCounted acquires the key with a and checks the requests it
+	// sent and that its token is above after's.
+	acquireCounted := func(after leasehold.Grant, want [3]int64, what string) leasehold.Grant {
+		t.Helper()
+		c.take()
+		g := acquire(t, a, "released", time.Minute)
+		if got := c.take(); got != want || g.Token <= after.Token {
+			t.Fatalf("acquire %s: token %d after %d, requests (GET, PUT, other) %v, want a higher token and %v",
+				what, g.Token, after.Token, got, want)
+		}
+		return g
+	}
+	g1 := acquire(t, a, "released", time.Minute)
+	release(a, g1)
+	g2 := acquireCounted(g1, [3]int64{0, 1, 0}, "after this store's release (an update, no read)")
+	release(a, g2)
+	g3 := acquire(t, b, "released", time.Minute) // a's memory of the Lease is now stale
+	release(b, g3)
+	g4 := acquireCounted(g3, [3]int64{1, 2, 0}, "after another store's grant and release (a refused update, a read, an update)")
+	release(a, g4)
+}
