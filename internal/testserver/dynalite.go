@@ -108,12 +108,19 @@ func (d *Dynalite) Endpoint() string { return "http://" + d.Addr() }
 
 // CreateTable makes table name the way the dynamodb store's migration
 // does (a partition key "key" of type S, billed per request), so that a
-// caller needs no DynamoDB client of its own. The request is signed in
-// form only: dynalite checks that a request is signed, not the signature.
+// caller needs no DynamoDB client of its own.
 func (d *Dynalite) CreateTable(ctx context.Context, name string) error {
+	return createDynamoTable(ctx, "dynalite", d.Endpoint(), name)
+}
+
+// createDynamoTable makes table name on the DynamoDB-compatible server at
+// endpoint as the dynamodb store's migration does. The request is signed
+// in form only: dynalite checks that a request is signed, not the
+// signature, and kumo checks neither.
+func createDynamoTable(ctx context.Context, server, endpoint, name string) error {
 	body := `{"TableName":` + strconv.Quote(name) + `,"BillingMode":"PAY_PER_REQUEST",` +
 		`"KeySchema":[{"AttributeName":"key","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"key","AttributeType":"S"}]}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Endpoint()+"/", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/", strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -130,7 +137,7 @@ func (d *Dynalite) CreateTable(ctx context.Context, name string) error {
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("testserver: dynalite: create table %s: %s %s", name, resp.Status, out)
+		return fmt.Errorf("testserver: %s: create table %s: %s %s", server, name, resp.Status, out)
 	}
 	return nil
 }
