@@ -71,6 +71,6 @@
 // ([ErrBadTable]). The credentials need dynamodb:DescribeTable, GetItem,
 // PutItem and UpdateItem on the table (and CreateTable for MigrateURL).
 //
-// Tests run on dynalite (scripts/install/dynalite.sh); a missing dynalite
-// fails them.
+// Tests run on dynalite (scripts/install/dynalite.sh) and, as a cross-check,
+// on kumo (scripts/install/kumo.sh); a missing server fails them.
 package dynamodb
