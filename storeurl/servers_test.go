@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,6 +130,60 @@ func TestDynamoDBSchemeAndMigrate(t *testing.T) {
 	u := "dynamodb://storeurl-test?endpoint=" + d.Endpoint() + "&access_key=" + testserver.DynaliteAccessKey +
 		"&secret_key=" + testserver.DynaliteSecretKey
 	migrateThenUse(t, u, "dynamodb")
+}
+
+// TestKubeScheme opens kube:// URLs on a real kube-apiserver: a kubeconfig
+// and a namespace work; a namespace that does not exist, a refused token
+// and a user without RBAC rights on Leases are each a store error naming
+// the store, the namespace and the cause.
+func TestKubeScheme(t *testing.T) {
+	k := testserver.NewKube(t, testserver.KubeOptions{})
+	if err := k.CreateNamespace(t.Context(), "storeurl"); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := k.Kubeconfig("storeurl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "kube:///storeurl?kubeconfig=" + kc
+	s := openWhenUp(t, u)
+	useStore(t, s, "kube")
+	s.Close()
+	for _, c := range []struct {
+		url   string
+		words []string
+	}{
+		{"kube:///no-such-namespace?kubeconfig=" + kc, []string{"no-such-namespace", "does not exist"}},
+		{"kube:///storeurl?kubeconfig=" + kubeconfigWithToken(t, k, kc, "not-the-token"), []string{"storeurl", "credentials refused"}},
+		{u + "&context=norights", []string{"storeurl", "RBAC denied", "create", testserver.KubeNoRightsUser}},
+	} {
+		_, err := storeurl.Open(t.Context(), c.url)
+		var se *leasehold.StoreError
+		if !errors.As(err, &se) || se.Store != "kube" {
+			t.Errorf("Open(%q): %v; want a store error of the kube store", c.url, err)
+			continue
+		}
+		for _, w := range c.words {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Open(%q): %q does not say %q", c.url, err, w)
+			}
+		}
+	}
+}
+
+// kubeconfigWithToken writes a copy of k's kubeconfig kc whose admin
+// token is token, and returns its path.
+func kubeconfigWithToken(t *testing.T, k *testserver.Kube, kc, token string) string {
+	t.Helper()
+	b, err := os.ReadFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), k.AdminToken, token)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestMigrateOtherStores(t *testing.T) {
