@@ -15,8 +15,7 @@ import (
 // once (clock-free expiry would make it wait a TTL for a lease left held).
 // A user without RBAC rights on Leases is refused before anything runs,
 // naming the namespace and the verbs; migrate says the store keeps no
-// schema
-// (and exits 0: nothing to do).
+// schema (and exits 0: nothing to do).
 func TestKubeStore(t *testing.T) {
 	e := newEnv(t)
 	k := testserver.NewKube(t, testserver.KubeOptions{})
