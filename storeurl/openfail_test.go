@@ -86,22 +86,8 @@ func failingURLs(t *testing.T) map[string][]string {
 // a kubeconfig that is not there, a namespace that does not exist, a
 // refused token (failSecret) and a user without RBAC rights on Leases.
 func failingKube(t *testing.T, dir string) []string {
-	k := testserver.NewKube(t, testserver.KubeOptions{})
-	if err := k.CreateNamespace(t.Context(), "there"); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := k.Kubeconfig("there")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := filepath.Join(dir, "kubeconfig-refused")
-	if err := os.WriteFile(refused, []byte(strings.ReplaceAll(string(b), k.AdminToken, failSecret)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	k, kc := NewKubeNamespace(t, "there")
+	refused := KubeconfigWithToken(t, k, kc, failSecret)
 	return []string{
 		"kube:///there?kubeconfig=" + filepath.Join(dir, "no-such-kubeconfig"),
 		"kube:///no-such-namespace?kubeconfig=" + kc,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -137,14 +136,7 @@ func TestDynamoDBSchemeAndMigrate(t *testing.T) {
 // and a user without RBAC rights on Leases are each a store error naming
 // the store, the namespace and the cause.
 func TestKubeScheme(t *testing.T) {
-	k := testserver.NewKube(t, testserver.KubeOptions{})
-	if err := k.CreateNamespace(t.Context(), "storeurl"); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := k.Kubeconfig("storeurl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, kc := storeurl.NewKubeNamespace(t, "storeurl")
 	u := "kube:///storeurl?kubeconfig=" + kc
 	s := openWhenUp(t, u)
 	useStore(t, s, "kube")
@@ -154,7 +146,7 @@ func TestKubeScheme(t *testing.T) {
 		words []string
 	}{
 		{"kube:///no-such-namespace?kubeconfig=" + kc, []string{"no-such-namespace", "does not exist"}},
-		{"kube:///storeurl?kubeconfig=" + kubeconfigWithToken(t, k, kc, "not-the-token"), []string{"storeurl", "credentials refused"}},
+		{"kube:///storeurl?kubeconfig=" + storeurl.KubeconfigWithToken(t, k, kc, "not-the-token"), []string{"storeurl", "credentials refused"}},
 		{u + "&context=norights", []string{"storeurl", "RBAC denied", "create", testserver.KubeNoRightsUser}},
 	} {
 		_, err := storeurl.Open(t.Context(), c.url)
@@ -169,21 +161,6 @@ func TestKubeScheme(t *testing.T) {
 			}
 		}
 	}
-}
-
-// kubeconfigWithToken writes a copy of k's kubeconfig kc whose admin
-// token is token, and returns its path.
-func kubeconfigWithToken(t *testing.T, k *testserver.Kube, kc, token string) string {
-	t.Helper()
-	b, err := os.ReadFile(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), k.AdminToken, token)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func TestMigrateOtherStores(t *testing.T) {
