@@ -65,7 +65,7 @@ func TestLeftOutBinary(t *testing.T) {
 			}
 		}
 	}
-	for _, lib := range []string{"github.com/Azure/", "github.com/aws/", "github.com/redis/go-redis", "github.com/jackc/pgx", "go.etcd.io/", "github.com/hashicorp/consul", "github.com/go-zookeeper/"} {
+	for _, lib := range []string{"github.com/Azure/", "github.com/aws/", "github.com/redis/go-redis", "github.com/jackc/pgx", "go.etcd.io/", "github.com/hashicorp/consul", "github.com/go-zookeeper/", "k8s.io/"} {
 		if strings.Contains(deps, "\t"+lib) {
 			t.Errorf("the binary built without every optional store holds %s:\n%s", lib, deps)
 		}

@@ -30,6 +30,7 @@ func FuzzStoreURL(f *testing.F) {
 		"azblob://u:s3cretpw@acct/c/d", "s3://u:s3cretpw@b?nosuch=1", "sqlite://u:s3cretpw@/x.db",
 		"memory://u:s3cretpw@", "nosuch://u:s3cretpw@[::1", "file://localhost/x.db#frag", "%zz://x",
 		"zk://h:1/zookeeper", "s3://b?endpoint=127.0.0.1:7070", "sqlite://u:p%41ssw0rd@/x.db",
+		"kube://u:s3cretpw@/ns", "kube://in-cluster/ns?kubeconfig=/x", "kube:///Bad_NS?context=c",
 	} {
 		f.Add(u)
 	}

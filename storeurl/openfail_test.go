@@ -50,6 +50,7 @@ func failingURLs(t *testing.T) map[string][]string {
 	s3Creds := "&region=" + testserver.VersityRegion + "&access_key=" + testserver.VersityAccessKey + "&secret_key="
 	ddb := testserver.NewDynalite(t, testserver.DynaliteOptions{})
 	ddbCreds := "&region=" + testserver.DynaliteRegion + "&access_key=" + testserver.DynaliteAccessKey + "&secret_key="
+	kube := failingKube(t, dir)
 	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "")
 	return map[string][]string{
 		"sqlite": {"sqlite://" + junk, "file://" + junk, "sqlite://" + filepath.Join(dir, "no", "such", "dir", "x.db")},
@@ -77,6 +78,21 @@ func failingURLs(t *testing.T) map[string][]string {
 			"dynamodb://leases?endpoint=http://" + closed + ddbCreds + failSecret,
 			"dynamodb://no-such-table?endpoint=" + ddb.Endpoint() + ddbCreds + failSecret,
 		},
+		"kube": kube,
+	}
+}
+
+// failingKube returns kube:// URLs that must fail on a real kube-apiserver:
+// a kubeconfig that is not there, a namespace that does not exist, a
+// refused token (failSecret) and a user without RBAC rights on Leases.
+func failingKube(t *testing.T, dir string) []string {
+	k, kc := NewKubeNamespace(t, "there")
+	refused := KubeconfigWithToken(t, k, kc, failSecret)
+	return []string{
+		"kube:///there?kubeconfig=" + filepath.Join(dir, "no-such-kubeconfig"),
+		"kube:///no-such-namespace?kubeconfig=" + kc,
+		"kube:///there?kubeconfig=" + refused,
+		"kube:///there?context=norights&kubeconfig=" + kc,
 	}
 }
 

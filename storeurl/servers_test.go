@@ -131,6 +131,38 @@ func TestDynamoDBSchemeAndMigrate(t *testing.T) {
 	migrateThenUse(t, u, "dynamodb")
 }
 
+// TestKubeScheme opens kube:// URLs on a real kube-apiserver: a kubeconfig
+// and a namespace work; a namespace that does not exist, a refused token
+// and a user without RBAC rights on Leases are each a store error naming
+// the store, the namespace and the cause.
+func TestKubeScheme(t *testing.T) {
+	k, kc := storeurl.NewKubeNamespace(t, "storeurl")
+	u := "kube:///storeurl?kubeconfig=" + kc
+	s := openWhenUp(t, u)
+	useStore(t, s, "kube")
+	s.Close()
+	for _, c := range []struct {
+		url   string
+		words []string
+	}{
+		{"kube:///no-such-namespace?kubeconfig=" + kc, []string{"no-such-namespace", "does not exist"}},
+		{"kube:///storeurl?kubeconfig=" + storeurl.KubeconfigWithToken(t, k, kc, "not-the-token"), []string{"storeurl", "credentials refused"}},
+		{u + "&context=norights", []string{"storeurl", "RBAC denied", "create", testserver.KubeNoRightsUser}},
+	} {
+		_, err := storeurl.Open(t.Context(), c.url)
+		var se *leasehold.StoreError
+		if !errors.As(err, &se) || se.Store != "kube" {
+			t.Errorf("Open(%q): %v; want a store error of the kube store", c.url, err)
+			continue
+		}
+		for _, w := range c.words {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Open(%q): %q does not say %q", c.url, err, w)
+			}
+		}
+	}
+}
+
 func TestMigrateOtherStores(t *testing.T) {
 	if err := storeurl.Migrate(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "l.db")); err != nil {
 		t.Errorf("Migrate of a sqlite URL: %v", err)

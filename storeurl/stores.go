@@ -101,7 +101,7 @@ const (
 func Stores() []Kind {
 	return []Kind{
 		sqliteRow(), memoryRow(), redisRow(), redlockRow(), postgresRow(),
-		etcdRow(), consulRow(), zookeeperRow(), azblobRow(), s3Row(), dynamodbRow(),
+		etcdRow(), consulRow(), zookeeperRow(), azblobRow(), s3Row(), dynamodbRow(), kubeRow(),
 	}
 }
 

@@ -99,6 +99,7 @@ func TestGoodURLs(t *testing.T) {
 		"zk://127.0.0.1:2181", "zookeeper://u:p@127.0.0.1:2181,127.0.0.1:2182/locks/app?dial_timeout=2s&idle=1m",
 		"azblob://acct/locks", "azblob://devstoreaccount1/c?endpoint=http://127.0.0.1:10000/devstoreaccount1&auth=key&key=a2V5",
 		"s3://bucket", "s3://bucket/a/prefix?endpoint=http://127.0.0.1:7070&region=us-east-1&access_key=k&secret_key=s",
+		"kube://", "kube:///ns", "kube:///ns?kubeconfig=/etc/kube.yaml&context=prod", "kube://in-cluster/", "kube://in-cluster/ns",
 	} {
 		k, ok := Lookup(strings.Split(u, ":")[0])
 		if !ok {
@@ -133,6 +134,7 @@ func TestBadURLs(t *testing.T) {
 		"azblob://acct", "azblob://acct/c/d", "azblob://acct/c?auth=magic",
 		"s3://", "s3://b?endpoint=127.0.0.1:7070", "s3://b?access_key=k", "s3://b?nosuch=1",
 		"zk://", "zk://127.0.0.1", "zk://127.0.0.1:2181?idle=soon", "zk://127.0.0.1:2181/zookeeper",
+		"kube://host/ns", "kube:///Not_A_Namespace", "kube:///ns?nosuch=1", "kube://in-cluster/ns?context=x", "kube://u:p@/ns",
 	} {
 		if s, err := Open(ctx, u); !errors.Is(err, ErrBadURL) {
 			if s != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,7 +10,7 @@ import (
 // The S3 store from the shell: migrate creates the bucket, run holds a key
 // around a command (credentials from the AWS_ variables, not the URL),
 // a second run finds the key held by a one-shot acquire and says by whom,
-// status reports the holder, and release frees the key.
+// status reports the holder, and release frees the key (shellCycle).
 func TestS3Store(t *testing.T) {
 	e := newEnv(t)
 	v := testserver.NewVersity(t, testserver.VersityOptions{})
@@ -21,28 +20,8 @@ func TestS3Store(t *testing.T) {
 	if code, _, stderr := e.lh(creds, "migrate", "--store", store); code != 0 {
 		t.Fatalf("migrate exited %d: %s", code, stderr)
 	}
-	code, out, stderr := e.lh(creds, "run", "--store", store, "--key", "nightly", "--", "sh", "-c", `echo "token=$LEASEHOLD_TOKEN"`)
-	if code != 0 || !strings.HasPrefix(out, "token=") || strings.TrimSpace(out) == "token=" {
-		t.Fatalf("run exited %d, stdout %q: %s", code, out, stderr)
-	}
-	code, out, stderr = e.lh(creds, "acquire", "--store", store, "--key", "nightly", "--label", "shell-1", "--json")
-	if code != 0 {
-		t.Fatalf("acquire exited %d: %s", code, stderr)
-	}
-	g := decode[grantJSON](t, "acquire --json", out)
-	code, _, stderr = e.lh(creds, "run", "--store", store, "--key", "nightly", "--", "true")
-	if code != exitHeld || !strings.Contains(stderr, "shell-1") {
-		t.Fatalf("run on a held key exited %d, want %d naming the holder: %s", code, exitHeld, stderr)
-	}
-	code, out, _ = e.lh(creds, "status", "--store", store, "--key", "nightly", "--json")
-	if h := decode[holderJSON](t, "status --json", out); code != 0 || !h.Held || h.Token != g.Token || h.Label != "shell-1" || h.RemainingMS <= 0 {
-		t.Fatalf("status exited %d: %+v", code, h)
-	}
-	code, _, stderr = e.lh(creds, "release", "--store", store, "--key", "nightly", "--owner", g.Owner, "--token", strconv.FormatUint(g.Token, 10))
-	if code != 0 {
-		t.Fatalf("release exited %d: %s", code, stderr)
-	}
-	code, _, stderr = e.lh(creds, "run", "--store", "s3://cli-test?endpoint="+v.Endpoint()+"&secret_key=x", "--key", "k", "--", "true")
+	shellCycle(t, e, creds, store)
+	code, _, stderr := e.lh(creds, "run", "--store", "s3://cli-test?endpoint="+v.Endpoint()+"&secret_key=x", "--key", "k", "--", "true")
 	if code != exitUsage || !strings.Contains(stderr, "access_key") {
 		t.Fatalf("run with a bad s3 URL exited %d, want %d: %s", code, exitUsage, stderr)
 	}

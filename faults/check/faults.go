@@ -23,6 +23,9 @@ const (
 	F9  = "F9"
 	F9b = "F9b"
 	F9m = "F9m"
+	// F9k restarts the database under the store's server (Kubernetes:
+	// the apiserver's etcd), the server left running.
+	F9k = "F9k"
 	F10 = "F10"
 	F11 = "F11"
 	F12 = "F12"
@@ -52,6 +55,7 @@ var Faults = []Fault{
 	{F9, "store SIGKILL and restart"},
 	{F9b, "store SIGKILL and restart without its data"},
 	{F9m, "a holder cut from one master; once that master's copy of its key expired, another master restarted empty (Redlock's split majority)"},
+	{F9k, "the database under the store's server (Kubernetes: the apiserver's etcd) SIGKILLed and restarted on its data, the server left running"},
 	{F10, "leader SIGKILL (3-node cluster), restart after 2 x TTL"},
 	{F11, "store server clock step"},
 	{F12, "holder clock 40% slow (injected clock), partitioned for 2 x TTL: BEYOND the design's claim (Options.Rho, 1%); the holder believes in its lease for 1.65 x the store's TTL, so concurrent holders are expected and it shows the fence still refuses the stale writes"},

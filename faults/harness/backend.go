@@ -51,6 +51,15 @@ type StoreRestarter interface {
 	RestartStore(ctx context.Context, wipe bool) error
 }
 
+// BackingRestarter is a store whose server keeps its data in a database
+// of its own (Kubernetes: the apiserver's etcd): it can SIGKILL that
+// database and start it again on its data, under the running server
+// (F9k).
+type BackingRestarter interface {
+	KillBacking() error
+	RestartBacking(ctx context.Context) error
+}
+
 // Wiper marks a StoreRestarter whose data loss on restart is a fault worth
 // its own episode (Redis without persistence).
 type Wiper interface{ WipeMeaningful() bool }

@@ -35,6 +35,7 @@ var faultTable = []fault{
 	{check.F9, storeRestart, (*harness).restartStore},
 	{check.F9b, storeWiper, (*harness).restartStoreEmpty},
 	{check.F9m, majorityStore, (*harness).splitMajority},
+	{check.F9k, backingRestarter, (*harness).restartBacking},
 	{check.F10, leaderKiller, (*harness).killLeader},
 	{check.F11, clockStepper, (*harness).stepClock},
 	{check.F12, always, (*harness).slowClock},
@@ -103,6 +104,11 @@ func storeWiper(h *harness) (bool, string) {
 func majorityStore(h *harness) (bool, string) {
 	_, ok := h.cfg.Backend.(MajorityStore)
 	return unless(ok, "the store has no independent masters")
+}
+
+func backingRestarter(h *harness) (bool, string) {
+	_, ok := h.cfg.Backend.(BackingRestarter)
+	return unless(ok, "the store's server keeps no database of its own to restart under it (only the kube store's apiserver does: its etcd)")
 }
 
 func leaderKiller(h *harness) (bool, string) {

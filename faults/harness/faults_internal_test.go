@@ -38,7 +38,7 @@ func TestClassesOnTheEmbeddedStore(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("classes %v, want %v", got, want)
 	}
-	for _, c := range []string{"F4", "F5", "F5c", "F7", "F8", "F9b", "F9m", "F10", "F11", "F17"} {
+	for _, c := range []string{"F4", "F5", "F5c", "F7", "F8", "F9b", "F9m", "F9k", "F10", "F11", "F17"} {
 		found := false
 		for _, n := range h.notes {
 			if len(n) > len(c) && n[:len(c)+2] == c+" (" {
@@ -70,7 +70,7 @@ func TestClassesOnReplicatedStores(t *testing.T) {
 		b     Backend
 		want  []string
 		notes int
-	}{{zk, base, 9}, {cs, withWipe, 8}} { // notes: F5c, F9b (not Consul), F9m, F11, F13-F16, F17 (no WallHolderCmd)
+	}{{zk, base, 10}, {cs, withWipe, 9}} { // notes: F5c, F9b (not Consul), F9m, F9k, F11, F13-F16, F17 (no WallHolderCmd)
 		b := c.b
 		h := &harness{cfg: RunConfig{Backend: b}}
 		if got := h.classes(); !slices.Equal(got, c.want) {
@@ -104,6 +104,24 @@ func TestClassesOnS3(t *testing.T) {
 	}
 	if !slices.ContainsFunc(h.notes, func(n string) bool { return strings.HasPrefix(n, "F11 (") && strings.Contains(n, s3ClockNote) }) {
 		t.Errorf("no note says why F11 is not run: %v", h.notes)
+	}
+}
+
+// The kube store (an apiserver over its etcd) runs, besides the network
+// and server classes, F9k, its etcd restarted under it; F11's note says
+// why its clock is not stepped.
+func TestClassesOnKube(t *testing.T) {
+	h := &harness{cfg: RunConfig{Backend: &Kube{k: &testserver.Kube{Port: 1}}}}
+	got := h.classes()
+	want := []string{"F1", "F2", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F9k", "F12", "F12b"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("classes %v, want %v", got, want)
+	}
+	if !slices.ContainsFunc(h.notes, func(n string) bool { return strings.HasPrefix(n, "F11 (") && strings.Contains(n, kubeClockNote) }) {
+		t.Errorf("no note says why F11 is not run: %v", h.notes)
+	}
+	if slices.ContainsFunc(h.notes, func(n string) bool { return !strings.Contains(n, "): not run: ") }) {
+		t.Errorf("a note that is not a class not run: %q", h.notes)
 	}
 }
 

@@ -78,6 +78,8 @@ func NewBackend(name string) (Backend, error) {
 		return &Azblob{}, nil
 	case "dynamodb":
 		return &DynamoDB{}, nil
+	case "kube":
+		return &Kube{}, nil
 	}
 	return nil, unknownBackend(name)
 }

@@ -81,6 +81,24 @@ func (h *harness) restart(c string, wipe bool) error {
 	return nil
 }
 
+// restartBacking is F9k: the database under the store's server (the
+// apiserver's etcd) SIGKILLed and restarted on its data, the server left
+// running: it answers errors meanwhile and reconnects on its own.
+func (h *harness) restartBacking() error {
+	r := h.cfg.Backend.(BackingRestarter)
+	h.fault(check.F9k, "store", "on", "SIGKILL of the store's database")
+	if err := r.KillBacking(); err != nil {
+		return err
+	}
+	h.sleep(h.cfg.TTL / 2)
+	if err := r.RestartBacking(h.ctx); err != nil {
+		return fmt.Errorf("restart the store's database: %w", err)
+	}
+	h.fault(check.F9k, "store", "off", "restarted")
+	h.sleep(2 * h.cfg.TTL)
+	return nil
+}
+
 // killEveryHolder SIGKILLs every regular holder at once and respawns them.
 func (h *harness) killEveryHolder(c string) error {
 	var ids []string
