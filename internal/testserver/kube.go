@@ -174,24 +174,34 @@ func (k *Kube) args() []string {
 
 // ready is the readiness probe: /readyz answers 200 to the admin.
 func (k *Kube) ready(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.Endpoint()+"/readyz", nil)
+	status, err := k.adminDo(ctx, http.MethodGet, "/readyz", nil)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("/readyz: %d %s", status, http.StatusText(status))
+	}
+	return err
+}
+
+// adminDo sends method path (with a JSON body, if any) as the admin and
+// returns the answer's status.
+func (k *Kube) adminDo(ctx context.Context, method, path string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, k.Endpoint()+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+k.AdminToken)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	hc, err := k.httpClient()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/readyz: %s", resp.Status)
-	}
-	return nil
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // httpClient returns a client that trusts only the server's CA.
@@ -259,25 +269,11 @@ func (k *Kube) CreateNamespace(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, k.Endpoint()+"/api/v1/namespaces", bytes.NewReader(body))
-	if err != nil {
-		return err
+	status, err := k.adminDo(ctx, http.MethodPost, "/api/v1/namespaces", body)
+	if err == nil && status != http.StatusCreated && status != http.StatusConflict {
+		err = fmt.Errorf("testserver: create namespace %s: %d %s", name, status, http.StatusText(status))
 	}
-	req.Header.Set("Authorization", "Bearer "+k.AdminToken)
-	req.Header.Set("Content-Type", "application/json")
-	hc, err := k.httpClient()
-	if err != nil {
-		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusConflict {
-		return fmt.Errorf("testserver: create namespace %s: %s", name, resp.Status)
-	}
-	return nil
+	return err
 }
 
 // Shutdown stops the server gracefully (SIGTERM, then SIGKILL after
