@@ -123,6 +123,17 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// Abandon stops the sweeper and the watch streams and forgets the grants
+// the server keeps without releasing them: what a crash of the server's
+// process does (their TTLs end them in the store). For tests of a restart.
+func (s *Server) Abandon() {
+	s.cancel()
+	s.wg.Wait()
+	if s.bound != nil {
+		s.bound.drain()
+	}
+}
+
 // capabilities reports what the server offers over its backend.
 func (s *Server) capabilities() wire.Capabilities {
 	_, watch := s.store.(leasehold.Watcher)
