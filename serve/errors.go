@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/wire"
@@ -27,9 +29,25 @@ func badRequest(format string, args ...any) *requestError {
 }
 
 // decode reads r's JSON body into v: at most MaxBodyBytes, one object, no
-// unknown fields. The error is a *requestError naming the problem.
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	return decodeFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes), v)
+// unknown fields, within Options.BodyTimeout (a client that sends its body slowly
+// does not hold the server). The error is a *requestError naming the
+// problem.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	rc := http.NewResponseController(w)
+	timed := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)) == nil
+	err := decodeFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes), v)
+	var re *requestError
+	switch {
+	case errors.As(err, &re) && re.status == http.StatusRequestTimeout:
+		// The rest of the body may never come: end the connection
+		// rather than wait for it.
+		w.Header().Set("Connection", "close")
+	case timed:
+		// No deadline afterwards: a waiting acquire notices a client that
+		// goes away by reading its connection.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return err
 }
 
 func decodeFrom(body io.Reader, v any) error {
@@ -58,6 +76,8 @@ func decodeError(err error) *requestError {
 	case errors.As(err, &mbe):
 		return &requestError{http.StatusRequestEntityTooLarge, wire.CodeTooLarge,
 			fmt.Sprintf("the body is longer than %d bytes", mbe.Limit)}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return &requestError{http.StatusRequestTimeout, wire.CodeTimeout, "the body was not sent in time"}
 	case errors.Is(err, io.EOF):
 		return badRequest("malformed JSON: the body is empty; send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -16,7 +16,7 @@ import (
 )
 
 // codes are the error codes the API documents.
-var codes = []string{wire.CodeBadRequest, wire.CodeTooLarge, wire.CodeInvalidKey, wire.CodeInvalidTTL, wire.CodeInvalidWait,
+var codes = []string{wire.CodeBadRequest, wire.CodeTooLarge, wire.CodeTimeout, wire.CodeInvalidKey, wire.CodeInvalidTTL, wire.CodeInvalidWait,
 	wire.CodeHeld, wire.CodeNotHeld, wire.CodeTokensExhausted, wire.CodeForeignRecord, wire.CodeUnavailable,
 	wire.CodeNotImplemented, wire.CodeNotFound, wire.CodeMethod}
 

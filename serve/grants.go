@@ -18,7 +18,7 @@ var errNoHandle = fmt.Errorf("this server keeps no such grant (it was released o
 func (s *Server) acquire() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var body wire.AcquireRequest
-		if err := decode(w, r, &body); err != nil {
+		if err := s.decode(w, r, &body); err != nil {
 			writeFailure(w, err, "")
 			return
 		}
@@ -83,7 +83,7 @@ func (s *Server) acquireWait(ctx context.Context, req leasehold.AcquireRequest, 
 // the store, with the handle it is kept under ("" for portable grants).
 func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (leasehold.Grant, string, error) {
 	var body wire.GrantRequest
-	if err := decode(w, r, &body); err != nil {
+	if err := s.decode(w, r, &body); err != nil {
 		return leasehold.Grant{}, "", err
 	}
 	g := leasehold.Grant{Key: body.Key, Owner: body.Owner, Token: body.Token, TTL: wire.Ms(body.TTLMs)}

@@ -1,10 +1,14 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +212,33 @@ func TestSweepReleasesAbandonedGrants(t *testing.T) {
 	}
 	if _, err := st.Holder(context.Background(), "k"); !errors.Is(err, leasehold.ErrNotHeld) {
 		t.Errorf("after the sweep: %v", err)
+	}
+}
+
+// TestSlowBody: a client that does not send its body in time gets 408 and
+// holds nothing.
+func TestSlowBody(t *testing.T) {
+	st := newMemory()
+	s := New(st, &Options{BodyTimeout: 50 * time.Millisecond})
+	defer s.Close()
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"key\":")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e wire.Error
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != http.StatusRequestTimeout || e.Error.Code != wire.CodeTimeout {
+		t.Errorf("slow body: %d %+v (%v), want 408 %s", resp.StatusCode, e, err, wire.CodeTimeout)
+	}
+	if hs, _ := st.List(context.Background(), ""); len(hs) != 0 {
+		t.Errorf("the slow request left %v held", hs)
 	}
 }

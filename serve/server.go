@@ -24,6 +24,9 @@ type Options struct {
 	// Heartbeat is the period of the comment lines a watch stream sends
 	// so that a client that went away is noticed; zero means 15 s.
 	Heartbeat time.Duration
+	// BodyTimeout bounds the time to read a request body; zero means
+	// 10 s. A slower body is refused with 408.
+	BodyTimeout time.Duration
 	// Sweep is the period at which grants bound to the server (see
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
@@ -64,6 +67,9 @@ func New(store leasehold.Store, opts *Options) *Server {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 10 * time.Second
 	}
 	if o.Sweep <= 0 {
 		o.Sweep = time.Second

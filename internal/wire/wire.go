@@ -101,6 +101,7 @@ type ErrorBody struct {
 const (
 	CodeBadRequest      = "bad_request"        // 400: malformed JSON, unknown field, bad query
 	CodeTooLarge        = "too_large"          // 413: the body is over the limit
+	CodeTimeout         = "request_timeout"    // 408: the body was not sent in time
 	CodeInvalidKey      = "invalid_key"        // 400
 	CodeInvalidTTL      = "invalid_ttl"        // 400
 	CodeInvalidWait     = "invalid_wait"       // 400
@@ -116,7 +117,11 @@ const (
 
 // MsCeil returns d in whole milliseconds, rounded up.
 func MsCeil(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	n := int64(d / time.Millisecond) // toward zero: up for a negative d
+	if d > 0 && d%time.Millisecond != 0 {
+		n++
+	}
+	return n
 }
 
 // MsFloor returns d in whole milliseconds, rounded down (0 if negative).

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestServeRefusesPlainHTTP: without TLS, leasehold serve listens only on
+// a loopback address and only with --insecure-loopback; each refusal says
+// what to give instead, exits 2, and opens nothing.
+func TestServeRefusesPlainHTTP(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--listen", "127.0.0.1:0"}, "needs TLS"},
+		{[]string{"--listen", "0.0.0.0:0", "--insecure-loopback"}, "loopback address only"},
+		{[]string{"--listen", ":0", "--insecure-loopback"}, "loopback address only"},
+		{[]string{"--listen", "example.com:80", "--insecure-loopback"}, "loopback address only"},
+		{[]string{"--insecure-loopback"}, "--listen HOST:PORT is required"},
+		{[]string{"--listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, "both --tls-cert and --tls-key"},
+		{[]string{"--listen", "127.0.0.1:0", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--insecure-loopback"}, "not both"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := e.lh(nil, append([]string{"serve"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.says) {
+			t.Errorf("serve %v exited %d: %q, want %d saying %q", tc.args, code, stderr, exitUsage, tc.says)
+		}
+	}
+}
+
+// TestServeRunThroughServer: leasehold serve on the embedded store, as a
+// process of its own, and the shell cycle (run, acquire, a held run,
+// status, release, run) through it with --store leasehold+http://...; the
+// server stops on SIGTERM with exit status 0.
+func TestServeRunThroughServer(t *testing.T) {
+	e := newEnv(t)
+	srv := e.start(nil, "serve", "--store", e.store, "--listen", "127.0.0.1:0", "--insecure-loopback", "--json")
+	var ann struct{ URL, Store string }
+	waitFor(t, 30*time.Second, "leasehold serve to print its URL", func() bool {
+		line, _, ok := strings.Cut(srv.stdout.String(), "\n")
+		return ok && json.Unmarshal([]byte(line), &ann) == nil
+	})
+	if !strings.HasPrefix(ann.URL, "http://127.0.0.1:") || ann.Store != "sqlite" {
+		t.Fatalf("serve announced %+v", ann)
+	}
+	shellCycle(t, e, nil, "leasehold+"+ann.URL)
+	if code, _, stderr := e.lh(nil, "acquire", "--store", "leasehold+"+ann.URL, "jobs/x", "--label", "listed"); code != 0 {
+		t.Fatalf("acquire through the server exited %d: %s", code, stderr)
+	}
+	code, out, stderr := e.lh(nil, "status", "--store", "leasehold+"+ann.URL, "--prefix", "jobs/", "--json")
+	if code != 0 || !strings.Contains(out, `"key":"jobs/x"`) || !strings.Contains(out, `"label":"listed"`) {
+		t.Errorf("status --prefix through the server exited %d: %s %s", code, out, stderr)
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := srv.wait(t, 30*time.Second); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM: %s", code, srv.stderr.String())
+	}
+}
