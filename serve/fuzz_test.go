@@ -16,7 +16,7 @@ import (
 )
 
 // codes are the error codes the API documents.
-var codes = []string{wire.CodeBadRequest, wire.CodeTooLarge, wire.CodeTimeout, wire.CodeInvalidKey, wire.CodeInvalidTTL, wire.CodeInvalidWait,
+var codes = []string{wire.CodeBadRequest, wire.CodeTooLarge, wire.CodeTimeout, wire.CodeUnauthorized, wire.CodeForbidden, wire.CodeInvalidKey, wire.CodeInvalidTTL, wire.CodeInvalidWait,
 	wire.CodeHeld, wire.CodeNotHeld, wire.CodeTokensExhausted, wire.CodeForeignRecord, wire.CodeUnavailable,
 	wire.CodeNotImplemented, wire.CodeNotFound, wire.CodeMethod}
 
@@ -122,3 +122,41 @@ func ioNop(b []byte) *nopCloser { return &nopCloser{bytes.NewReader(b)} }
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// FuzzTokens reads any token file: no panic; an accepted file's rules each
+// grant a known verb on some prefix to a token of at least 16 bytes; a
+// refusal never shows a token of the file.
+func FuzzTokens(f *testing.F) {
+	f.Add("jobs 0123456789abcdef0123 acquire,read jobs/ ci/\n# comment\n\nops fedcba9876543210fedc * *\n")
+	f.Add("a 0123456789abcdef0123 fly *\n")
+	f.Add("a 0123456789abcdef0123 * *\na 0123456789abcdef0124 * *\n")
+	f.Add("a short * *\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := parseTokens(strings.NewReader(text))
+		if err != nil {
+			var names, tokens []string
+			for _, line := range strings.Split(text, "\n") {
+				if f := strings.Fields(line); len(f) >= 2 {
+					names, tokens = append(names, f[0]), append(tokens, f[1])
+				}
+			}
+			for _, tok := range tokens {
+				named := slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, tok) })
+				if len(tok) >= minSecret && !named && strings.Contains(err.Error(), tok) {
+					t.Fatalf("the refusal %q shows the token %q", err, tok)
+				}
+			}
+			return
+		}
+		for _, r := range m {
+			if r.name == "" || len(r.verbs) == 0 || len(r.prefixes) == 0 {
+				t.Fatalf("rule %+v grants nothing or to no one", r)
+			}
+			for _, v := range r.verbs {
+				if !slices.Contains(verbs, v) {
+					t.Fatalf("rule %+v has the verb %q", r, v)
+				}
+			}
+		}
+	})
+}

@@ -22,6 +22,10 @@ func (s *Server) acquire() http.HandlerFunc {
 			writeFailure(w, err, "")
 			return
 		}
+		if err := s.authorize(r, VerbAcquire, body.Key); err != nil {
+			writeFailure(w, err, "")
+			return
+		}
 		req := leasehold.AcquireRequest{Key: body.Key, Owner: body.Owner, Label: body.Label, TTL: wire.Ms(body.TTLMs)}
 		if err := leasehold.CheckAcquire(req, s.info); err != nil {
 			writeFailure(w, err, body.Owner)
@@ -87,9 +91,12 @@ func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (le
 		return leasehold.Grant{}, "", err
 	}
 	g := leasehold.Grant{Key: body.Key, Owner: body.Owner, Token: body.Token, TTL: wire.Ms(body.TTLMs)}
-	check := leasehold.CheckRelease(g)
+	verb, check := VerbRelease, leasehold.CheckRelease(g)
 	if renew {
-		check = leasehold.CheckRenew(g, s.info)
+		verb, check = VerbRenew, leasehold.CheckRenew(g, s.info)
+	}
+	if err := s.authorize(r, verb, g.Key); err != nil {
+		return g, "", err
 	}
 	if check != nil {
 		return g, "", check

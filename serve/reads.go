@@ -41,6 +41,10 @@ func (s *Server) holder() http.HandlerFunc {
 			return
 		}
 		key := q.Get("key")
+		if err := s.authorize(r, VerbRead, key); err != nil {
+			writeFailure(w, err, "")
+			return
+		}
 		if err := leasehold.CheckHolder(key); err != nil {
 			writeFailure(w, err, "")
 			return
@@ -58,6 +62,10 @@ func (s *Server) list() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q, err := query(r, "prefix")
 		if err != nil {
+			writeFailure(w, err, "")
+			return
+		}
+		if err := s.authorize(r, VerbRead, q.Get("prefix")); err != nil {
 			writeFailure(w, err, "")
 			return
 		}
@@ -87,7 +95,11 @@ func (s *Server) list() http.HandlerFunc {
 }
 
 func (s *Server) infoHandler() http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.authorizeAnywhere(r, VerbRead); err != nil {
+			writeFailure(w, err, "")
+			return
+		}
 		writeJSON(w, http.StatusOK, wire.FromInfo(s.info, s.capabilities()))
 	}
 }
@@ -105,6 +117,10 @@ func (s *Server) watch() http.HandlerFunc {
 			return
 		}
 		key, mode := q.Get("key"), q.Get("mode")
+		if err := s.authorize(r, VerbWatch, key); err != nil {
+			writeFailure(w, err, "")
+			return
+		}
 		if err := leasehold.CheckHolder(key); err != nil {
 			writeFailure(w, err, "")
 			return

@@ -27,6 +27,10 @@ type Options struct {
 	// BodyTimeout bounds the time to read a request body; zero means
 	// 10 s. A slower body is refused with 408.
 	BodyTimeout time.Duration
+	// Tokens, if set, are the bearer tokens the server accepts and what
+	// each may do (deny by default); every request but GET
+	// /v1/openapi.json needs one. Nil means no authentication.
+	Tokens *Tokens
 	// Sweep is the period at which grants bound to the server (see
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
@@ -101,7 +105,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.ServeHTTP(w, r)
+	if r = s.authenticate(w, r); r != nil {
+		h.ServeHTTP(w, r)
+	}
 }
 
 // allowed returns the methods a known path takes, or "".

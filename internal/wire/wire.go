@@ -102,6 +102,8 @@ const (
 	CodeBadRequest      = "bad_request"        // 400: malformed JSON, unknown field, bad query
 	CodeTooLarge        = "too_large"          // 413: the body is over the limit
 	CodeTimeout         = "request_timeout"    // 408: the body was not sent in time
+	CodeUnauthorized    = "unauthorized"       // 401: no bearer token, or one the server does not accept
+	CodeForbidden       = "forbidden"          // 403: the token may not do this verb on this key
 	CodeInvalidKey      = "invalid_key"        // 400
 	CodeInvalidTTL      = "invalid_ttl"        // 400
 	CodeInvalidWait     = "invalid_wait"       // 400
