@@ -47,10 +47,11 @@ func TestRemoteURL(t *testing.T) {
 func TestRemoteBadURL(t *testing.T) {
 	for _, u := range []string{
 		"leasehold+https://", "leasehold+https://user:pw@h:1", "leasehold+https://h:1?token=x",
+		"leasehold+https://h:1?token_file=a&token_file=b", "leasehold+https://h:1?token_file=a&x=1",
 		"leasehold+https://h:1#frag", "leasehold+http:opaque",
 	} {
 		_, err := storeurl.Open(context.Background(), u)
-		if !errors.Is(err, storeurl.ErrBadURL) || !strings.Contains(err.Error(), "leasehold+https://host:port") || strings.Contains(err.Error(), "pw") {
+		if !errors.Is(err, storeurl.ErrBadURL) || !strings.Contains(err.Error(), "leasehold+https://host:port[/path][?token_file=PATH]") || strings.Contains(err.Error(), "pw") {
 			t.Errorf("Open(%q): %v, want ErrBadURL showing the form and no password", u, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -16,8 +17,8 @@ import (
 
 // serveFlags are serve's flags.
 type serveFlags struct {
-	store, listen, cert, key *string
-	insecure, asJSON         *bool
+	store, listen, cert, key, tokens *string
+	insecure, asJSON                 *bool
 }
 
 func (a *app) serve(args []string) int {
@@ -27,6 +28,7 @@ func (a *app) serve(args []string) int {
 		listen:   fs.String("listen", "", "HOST:PORT to listen on (port 0: any free port)"),
 		cert:     fs.String("tls-cert", "", "the server's TLS certificate (PEM file)"),
 		key:      fs.String("tls-key", "", "its private key (PEM file)"),
+		tokens:   fs.String("token-file", "", "the bearer tokens the server accepts and their rules; reloaded on SIGHUP"),
 		insecure: fs.Bool("insecure-loopback", false, "serve plain HTTP, on a loopback address only"),
 		asJSON:   jsonFlag(fs),
 	}
@@ -51,7 +53,15 @@ func (a *app) serve(args []string) int {
 	if *f.insecure {
 		scheme = "http"
 	}
-	srv := serve.New(st, nil)
+	opts := &serve.Options{}
+	if *f.tokens != "" {
+		if opts.Tokens, err = serve.LoadTokens(*f.tokens); err != nil {
+			return a.fail("serve", err)
+		}
+		stopReload := a.reloadOnHUP(opts.Tokens, *f.tokens)
+		defer stopReload()
+	}
+	srv := serve.New(st, opts)
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() {
@@ -76,6 +86,30 @@ func (a *app) serve(args []string) int {
 	return exitOK
 }
 
+// reloadOnHUP loads the token file again on each SIGHUP; a file that
+// cannot be loaded leaves the tokens as they were, and says so on stderr.
+// It returns the function that stops it.
+func (a *app) reloadOnHUP(tokens *serve.Tokens, path string) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				if err := tokens.Load(path); err != nil {
+					fmt.Fprintf(a.stderr, "leasehold serve: the tokens stay as they were: %v\n", err)
+				} else {
+					fmt.Fprintf(a.stderr, "leasehold serve: reloaded the tokens of %s\n", path)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
 // announce prints the URL the server serves, once it listens: a line for
 // people, or with --json one JSON object.
 func (a *app) announce(url, store string, asJSON bool) {
@@ -88,7 +122,8 @@ func (a *app) announce(url, store string, asJSON bool) {
 }
 
 // checkServeFlags refuses a server without TLS anywhere but on loopback,
-// and there only when asked for by --insecure-loopback.
+// and there only when asked for by --insecure-loopback; and one without
+// tokens anywhere but on loopback.
 func checkServeFlags(f serveFlags) error {
 	tls := *f.cert != "" || *f.key != ""
 	switch {
@@ -101,15 +136,17 @@ func checkServeFlags(f serveFlags) error {
 	case !tls && !*f.insecure:
 		return usagef("leasehold serve needs TLS (--tls-cert and --tls-key); plain HTTP is served only on a loopback address, with --insecure-loopback")
 	}
-	if !*f.insecure {
-		return nil
-	}
 	host, _, err := net.SplitHostPort(*f.listen)
 	if err != nil {
 		return usagef("--listen %q: %v", *f.listen, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	switch {
+	case *f.insecure && !loopback:
 		return usagef("--insecure-loopback serves plain HTTP on a loopback address only (127.0.0.1, ::1, localhost), not on %q; give --tls-cert and --tls-key to serve other addresses", *f.listen)
+	case !loopback && *f.tokens == "":
+		return usagef("a server on %q, off loopback, needs --token-file: who may do what is denied by default", *f.listen)
 	}
 	return nil
 }
