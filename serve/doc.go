@@ -19,7 +19,10 @@
 //
 // Every refusal is a JSON body {"error": {"code", "message"}} with a 4xx or
 // 5xx status: 400 for malformed JSON, unknown fields or query parameters,
-// invalid keys, TTLs and waits; 413 for a body over MaxBodyBytes; 404
+// invalid keys, TTLs and waits; 401 without a bearer token the server
+// accepts and 403 for a verb or key outside the token's rules (when the
+// server has Options.Tokens; see Tokens); 408 for a body not sent within
+// Options.BodyTimeout; 413 for a body over MaxBodyBytes; 404
 // not_held when a renew or release names a grant that is not held (wrong
 // owner or token, expired and taken, released; the same answer for all, so
 // nothing is learnt about another owner's grant); 409 held (with the
