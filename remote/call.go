@@ -131,29 +131,20 @@ func (s *Store) refusal(op string, status int, body []byte) error {
 	}
 	e := we.Error
 	se := &ServerError{Status: status, Code: e.Code, Message: e.Message}
-	switch e.Code {
-	case wire.CodeHeld:
+	if e.Code == wire.CodeHeld {
 		h := leasehold.HeldError{}
 		if e.Holder != nil {
 			h = leasehold.HeldError{Key: e.Holder.Key, Label: e.Holder.Label, Token: e.Holder.Token, Remaining: wire.Ms(e.Holder.RemainingMs)}
 		}
 		return &h
-	case wire.CodeNotHeld:
-		se.is = leasehold.ErrNotHeld
-		return se
-	case wire.CodeInvalidKey:
-		se.is = leasehold.ErrInvalidKey
-		return se
-	case wire.CodeInvalidTTL:
-		se.is = leasehold.ErrInvalidTTL
-		return se
-	case wire.CodeInvalidWait:
-		se.is = leasehold.ErrInvalidWait
-		return se
-	case wire.CodeTokensExhausted:
-		se.is = leasehold.ErrTokensExhausted
-	case wire.CodeForeignRecord:
-		se.is = leasehold.ErrForeignRecord
+	}
+	for _, r := range wire.Refusals() {
+		if r.Code == e.Code {
+			se.is = r.Err
+			if !r.StoreFailure {
+				return se
+			}
+		}
 	}
 	return s.fail(op, se)
 }

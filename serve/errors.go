@@ -134,20 +134,14 @@ func failure(err error) (int, wire.ErrorBody) {
 	case errors.As(err, &he):
 		h := wire.Holder{Key: he.Key, Label: he.Label, Token: he.Token, RemainingMs: wire.MsFloor(he.Remaining)}
 		return http.StatusConflict, wire.ErrorBody{Code: wire.CodeHeld, Message: msg, Holder: &h}
-	case errors.Is(err, leasehold.ErrInvalidKey):
-		return http.StatusBadRequest, wire.ErrorBody{Code: wire.CodeInvalidKey, Message: msg}
-	case errors.Is(err, leasehold.ErrInvalidTTL):
-		return http.StatusBadRequest, wire.ErrorBody{Code: wire.CodeInvalidTTL, Message: msg}
-	case errors.Is(err, leasehold.ErrInvalidWait):
-		return http.StatusBadRequest, wire.ErrorBody{Code: wire.CodeInvalidWait, Message: msg}
-	case errors.Is(err, leasehold.ErrNotHeld):
-		return http.StatusNotFound, wire.ErrorBody{Code: wire.CodeNotHeld, Message: msg}
-	case errors.Is(err, leasehold.ErrTokensExhausted):
-		return http.StatusConflict, wire.ErrorBody{Code: wire.CodeTokensExhausted, Message: msg}
-	case errors.Is(err, leasehold.ErrForeignRecord):
-		return http.StatusBadGateway, wire.ErrorBody{Code: wire.CodeForeignRecord, Message: msg}
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, wire.ErrorBody{Code: wire.CodeUnavailable, Message: "the request ended before the store answered: " + msg}
+	}
+	for _, r := range wire.Refusals() {
+		if errors.Is(err, r.Err) {
+			return r.Status, wire.ErrorBody{Code: r.Code, Message: msg}
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		msg = "the request ended before the store answered: " + msg
 	}
 	return http.StatusServiceUnavailable, wire.ErrorBody{Code: wire.CodeUnavailable, Message: msg}
 }

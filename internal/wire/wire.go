@@ -166,3 +166,27 @@ func FromInfo(i leasehold.Info, c Capabilities) Info {
 	return Info{Name: i.Name, MinTTLMs: MsCeil(i.MinTTL), MaxTTLMs: MsFloor(i.MaxTTL),
 		SafeTokens: i.SafeTokens, TokenCaveat: i.TokenCaveat, PortableGrants: i.PortableGrants, Capabilities: c}
 }
+
+// Refusal is how one of the root package's sentinel errors travels: the
+// status and code of its answer, and whether the Store contract wraps it
+// in a *leasehold.StoreError.
+type Refusal struct {
+	Err          error
+	Status       int
+	Code         string
+	StoreFailure bool
+}
+
+// Refusals lists the sentinels that travel with a code of their own, in
+// the order an error is matched against them (ErrHeld travels as
+// CodeHeld with its holder, and is not here).
+func Refusals() []Refusal {
+	return []Refusal{
+		{leasehold.ErrInvalidKey, 400, CodeInvalidKey, false},
+		{leasehold.ErrInvalidTTL, 400, CodeInvalidTTL, false},
+		{leasehold.ErrInvalidWait, 400, CodeInvalidWait, false},
+		{leasehold.ErrNotHeld, 404, CodeNotHeld, false},
+		{leasehold.ErrTokensExhausted, 409, CodeTokensExhausted, true},
+		{leasehold.ErrForeignRecord, 502, CodeForeignRecord, true},
+	}
+}
