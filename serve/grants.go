@@ -41,7 +41,7 @@ func (s *Server) acquire() http.HandlerFunc {
 			return
 		}
 		out := wire.Grant{Key: g.Key, Owner: g.Owner, Label: g.Label, Token: g.Token, TTLMs: wire.MsFloor(g.TTL)}
-		if s.bound != nil {
+		if g.Private != nil || g.Lost != nil || !s.info.PortableGrants {
 			out.Handle = s.bound.put(g, time.Now())
 		}
 		writeJSON(w, http.StatusOK, out)
@@ -101,11 +101,11 @@ func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (le
 	if check != nil {
 		return g, "", check
 	}
-	if s.bound == nil {
-		return g, "", nil
-	}
 	kept, ok := s.bound.get(body.Handle, g.Key, g.Owner, g.Token)
-	if !ok {
+	switch {
+	case !ok && s.info.PortableGrants:
+		return g, "", nil // rebuilt from its key, owner and token
+	case !ok:
 		return g, "", errNoHandle
 	}
 	select {

@@ -165,7 +165,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, key string, chan
 			return
 		case <-beat.C:
 			_, err = fmt.Fprint(w, ":\n\n")
-		case <-sig:
+		case _, open := <-sig:
+			if !open {
+				return
+			}
 			_, err = fmt.Fprint(w, "event: change\n"+data)
 		}
 		if err != nil {

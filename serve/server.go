@@ -39,14 +39,18 @@ type Options struct {
 
 // Server is an http.Handler serving leasehold's /v1/ API over one Store.
 //
-// For a backend with PortableGrants the server keeps nothing: a grant is
-// its key, owner and token, which the client sends back to renew or
-// release. For a backend without (a session, a connection holding an
-// advisory lock, an in-process map), the server keeps each grant in memory
-// under a random 128-bit handle that only the client learns; such a grant
-// ends with the server's process (its client's renewal is then refused and
-// its lease lost), and the server releases one whose TTL passed without a
-// renewal.
+// The server keeps a grant the store returns with state of its own (a
+// Private: a session, a connection holding an advisory lock, an entry the
+// store tracks) in memory under a random 128-bit handle that only the
+// client learns, and renews and releases it through that state; it
+// releases a kept grant whose TTL passed without a renewal, as the store's
+// acquiring process would. For a backend with PortableGrants, a grant whose
+// handle the server does not know (it restarted, or another replica made
+// it) is rebuilt from its key, owner and token; for a backend without (the
+// memory store, advisory locks, sessions), such a grant is not held: it
+// ended with the server's process, and its client's renewal is refused, so
+// its lease is lost. A grant of a store without Private, on a backend with
+// PortableGrants, is not kept at all.
 //
 // The owner id is the client's secret: the server never logs it and never
 // puts it in a holder, list or watch answer, nor in an error message.
@@ -55,7 +59,7 @@ type Server struct {
 	info   leasehold.Info
 	opts   Options
 	mux    *http.ServeMux
-	bound  *handles // nil when the backend's grants are portable
+	bound  *handles // the grants the server keeps
 	local  *broker  // releases through this server, for watchers
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -79,12 +83,9 @@ func New(store leasehold.Store, opts *Options) *Server {
 		o.Sweep = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{store: store, info: store.Info(), opts: o, local: newBroker(), ctx: ctx, cancel: cancel}
-	if !s.info.PortableGrants {
-		s.bound = newHandles()
-		s.wg.Add(1)
-		go s.sweepLoop()
-	}
+	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(), ctx: ctx, cancel: cancel}
+	s.wg.Add(1)
+	go s.sweepLoop()
 	s.mux = http.NewServeMux()
 	for _, r := range routes {
 		s.mux.HandleFunc(r.method+" "+r.path, r.handler(s))
@@ -125,12 +126,10 @@ func (s *Server) allowed(path string) string {
 func (s *Server) Close() error {
 	s.cancel()
 	s.wg.Wait()
-	if s.bound != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		for _, g := range s.bound.drain() {
-			_ = s.store.Release(ctx, g)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, g := range s.bound.drain() {
+		_ = s.store.Release(ctx, g)
 	}
 	return nil
 }
@@ -141,9 +140,7 @@ func (s *Server) Close() error {
 func (s *Server) Abandon() {
 	s.cancel()
 	s.wg.Wait()
-	if s.bound != nil {
-		s.bound.drain()
-	}
+	s.bound.drain()
 }
 
 // capabilities reports what the server offers over its backend.

@@ -12,7 +12,9 @@ import (
 // backend's own signal. With changes set it uses the backend's Watcher
 // (every change of the holder), else its Notifier (the key may be free),
 // falling back to the Watcher. It returns once the backend's subscription
-// is established, so nothing after it is missed; stop ends it.
+// is established, so nothing after it is missed; stop ends it. With
+// changes, the channel is closed when the backend's watch cannot be
+// started again.
 func (s *Server) signals(ctx context.Context, key string, changes bool) (<-chan struct{}, func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	local, unsub := s.local.subscribe(key)
@@ -43,11 +45,17 @@ func (s *Server) signals(ctx context.Context, key string, changes bool) (<-chan 
 				if changes {
 					// A watch may end after any signal: start a new one
 					// before passing the signal on, so nothing is missed.
+					// If it cannot be started, out is closed: the stream
+					// ends, and its client reads the holder and watches
+					// again.
 					stopBackend()
 					backend, stopBackend = nil, func() {}
-					if ch, stop, err := open(ctx); err == nil {
-						backend, stopBackend = ch, stop
+					ch, stop, err := open(ctx)
+					if err != nil {
+						close(out)
+						return
 					}
+					backend, stopBackend = ch, stop
 				}
 			}
 			select {
