@@ -36,14 +36,22 @@
 //
 // # State
 //
-// For a backend with PortableGrants (sqlite, Redis, PostgreSQL rows, etcd,
-// ...) the server keeps no lease state: several servers may serve one store
-// and a restart loses nothing. For a backend without (a session or
-// connection-bound lock, the memory store), the server keeps the store's
-// grant under a random 128-bit handle that only the acquiring client gets;
-// a server restart ends those grants (the client's next renewal is refused
-// with not_held, so its lease is lost and its context cancelled), and the
-// server releases a kept grant whose TTL passed without a renewal.
+// The server keeps no lease state it cannot lose. A grant the store
+// returns with state of its own (a Private: an etcd or Consul session's
+// entry, a connection holding an advisory lock, the memory store's map) is
+// kept under a random 128-bit handle that only the acquiring client gets,
+// and renewed and released through that state; a kept grant whose TTL
+// passed without a renewal is released, as the acquiring process of such a
+// store would. When the server restarts, a grant of a store with
+// PortableGrants is rebuilt from its key, owner and token on its next
+// renewal; one of a store without (memory, advisory locks, ZooKeeper
+// sessions) ended with the old process: its client's renewal is refused
+// with not_held, so its lease is lost and its context cancelled.
+//
+// Replicas: a kept grant renews through the server that made it; another
+// replica can renew it (rebuilt, on a portable store) only once that server
+// is gone, since a session store's acquiring process ends a grant it did
+// not renew itself.
 //
 // # Status
 //
