@@ -39,8 +39,10 @@
 // The server keeps no lease state it cannot lose. A grant the store
 // returns with state of its own (a Private: an etcd or Consul session's
 // entry, a connection holding an advisory lock, the memory store's map) is
-// kept under a random 128-bit handle that only the acquiring client gets,
-// and renewed and released through that state; a kept grant whose TTL
+// kept under a random 128-bit handle that only the acquiring client gets
+// (a grant rebuilt from its key, owner and token without the handle, as
+// the CLI's one-shot renew sends it, is found by them), and renewed and
+// released through that state; a kept grant whose TTL
 // passed without a renewal is released, as the acquiring process of such a
 // store would. When the server restarts, a grant of a store with
 // PortableGrants is rebuilt from its key, owner and token on its next

@@ -101,7 +101,7 @@ func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (le
 	if check != nil {
 		return g, "", check
 	}
-	kept, ok := s.bound.get(body.Handle, g.Key, g.Owner, g.Token)
+	handle, kept, ok := s.bound.get(body.Handle, g.Key, g.Owner, g.Token)
 	switch {
 	case !ok && s.info.PortableGrants:
 		return g, "", nil // rebuilt from its key, owner and token
@@ -110,7 +110,7 @@ func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (le
 	}
 	select {
 	case <-kept.Lost:
-		s.bound.drop(body.Handle)
+		s.bound.drop(handle)
 		why := errors.New("the store lost the grant")
 		if le, ok := s.store.(leasehold.LostExplainer); ok && le.LostReason(kept) != nil {
 			why = le.LostReason(kept)
@@ -119,7 +119,7 @@ func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (le
 	default:
 	}
 	kept.TTL = g.TTL
-	return kept, body.Handle, nil
+	return kept, handle, nil
 }
 
 func (s *Server) renew() http.HandlerFunc {

@@ -100,7 +100,6 @@ func TestLifecycle(t *testing.T) {
 	bad := []wire.GrantRequest{
 		{Key: g.Key, Owner: "someone-else", Token: g.Token, Handle: g.Handle},
 		{Key: g.Key, Owner: g.Owner, Token: g.Token + 1, Handle: g.Handle},
-		{Key: g.Key, Owner: g.Owner, Token: g.Token},
 		{Key: "jobs/b", Owner: g.Owner, Token: g.Token, Handle: g.Handle},
 	}
 	for _, b := range bad {
@@ -112,8 +111,14 @@ func TestLifecycle(t *testing.T) {
 			}
 		}
 	}
-	rel := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: g.Handle}
-	if w := do(t, s, "POST", "/v1/release", jsonOf(t, rel)); w.Code != http.StatusNoContent {
+	// A grant rebuilt from its key, owner and token (the CLI's one-shot
+	// renew and release) is found without its handle.
+	rebuilt := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, TTLMs: 30000}
+	if w := do(t, s, "POST", "/v1/renew", jsonOf(t, rebuilt)); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), g.Handle) {
+		t.Fatalf("renew of the rebuilt grant: %d %s, want it renewed under its handle", w.Code, w.Body)
+	}
+	rebuilt.TTLMs = 0
+	if w := do(t, s, "POST", "/v1/release", jsonOf(t, rebuilt)); w.Code != http.StatusNoContent {
 		t.Fatalf("release: %d %s", w.Code, w.Body)
 	}
 	if w := do(t, s, "GET", "/v1/holder?key=jobs/a", ""); w.Code != http.StatusNotFound {

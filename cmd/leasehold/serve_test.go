@@ -43,12 +43,7 @@ func TestServeRefusesPlainHTTP(t *testing.T) {
 // server stops on SIGTERM with exit status 0.
 func TestServeRunThroughServer(t *testing.T) {
 	e := newEnv(t)
-	srv := e.start(nil, "serve", "--store", e.store, "--listen", "127.0.0.1:0", "--insecure-loopback", "--json")
-	var ann struct{ URL, Store string }
-	waitFor(t, 30*time.Second, "leasehold serve to print its URL", func() bool {
-		line, _, ok := strings.Cut(srv.stdout.String(), "\n")
-		return ok && json.Unmarshal([]byte(line), &ann) == nil
-	})
+	srv, ann := startServe(t, e, "--store", e.store, "--listen", "127.0.0.1:0", "--insecure-loopback")
 	if !strings.HasPrefix(ann.URL, "http://127.0.0.1:") || ann.Store != "sqlite" {
 		t.Fatalf("serve announced %+v", ann)
 	}
@@ -77,12 +72,7 @@ func TestServeTokens(t *testing.T) {
 	tokens, client := filepath.Join(e.dir, "tokens"), filepath.Join(e.dir, "client-token")
 	writeFile(t, tokens, "ci ci-token-0123456789abcdef * jobs/\n")
 	writeFile(t, client, "ci-token-0123456789abcdef\n")
-	srv := e.start(nil, "serve", "--store", e.store, "--listen", "127.0.0.1:0", "--insecure-loopback", "--token-file", tokens, "--json")
-	var ann struct{ URL string }
-	waitFor(t, 30*time.Second, "leasehold serve to print its URL", func() bool {
-		line, _, ok := strings.Cut(srv.stdout.String(), "\n")
-		return ok && json.Unmarshal([]byte(line), &ann) == nil
-	})
+	srv, ann := startServe(t, e, "--store", e.store, "--listen", "127.0.0.1:0", "--insecure-loopback", "--token-file", tokens)
 	withToken := "leasehold+" + ann.URL + "?token_file=" + url.QueryEscape(client)
 	if code, _, stderr := e.lh(nil, "run", "--store", withToken, "jobs/a", "--", "true"); code != 0 {
 		t.Fatalf("run with the token exited %d: %s", code, stderr)
@@ -103,6 +93,22 @@ func TestServeTokens(t *testing.T) {
 	if code, _, stderr := e.lh(nil, "status", "--store", withToken, "jobs/a"); code == 0 || !strings.Contains(stderr, "not one this server accepts") {
 		t.Errorf("status with the revoked token exited %d: %s", code, stderr)
 	}
+}
+
+// announcement is what leasehold serve --json prints once it listens.
+type announcement struct{ URL, Store string }
+
+// startServe starts leasehold serve --json with args and waits for it to
+// print its URL.
+func startServe(t *testing.T, e *env, args ...string) (*proc, announcement) {
+	t.Helper()
+	srv := e.start(nil, append([]string{"serve", "--json"}, args...)...)
+	var ann announcement
+	waitFor(t, 30*time.Second, "leasehold serve to print its URL", func() bool {
+		line, _, ok := strings.Cut(srv.stdout.String(), "\n")
+		return ok && json.Unmarshal([]byte(line), &ann) == nil
+	})
+	return srv, ann
 }
 
 func writeFile(t *testing.T, path, text string) {

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"net"
@@ -26,12 +25,7 @@ func TestServeTLS(t *testing.T) {
 	tokens, client := filepath.Join(e.dir, "tokens"), filepath.Join(e.dir, "client-token")
 	writeFile(t, tokens, "ci ci-token-0123456789abcdef * *\n")
 	writeFile(t, client, "ci-token-0123456789abcdef\n")
-	srv := e.start(nil, "serve", "--store", e.store, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--token-file", tokens, "--json")
-	var ann struct{ URL string }
-	waitFor(t, 30*time.Second, "leasehold serve to print its URL", func() bool {
-		line, _, ok := strings.Cut(srv.stdout.String(), "\n")
-		return ok && json.Unmarshal([]byte(line), &ann) == nil
-	})
+	_, ann := startServe(t, e, "--store", e.store, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--token-file", tokens)
 	if !strings.HasPrefix(ann.URL, "https://") {
 		t.Fatalf("serve announced %q, want https", ann.URL)
 	}
