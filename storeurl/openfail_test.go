@@ -79,6 +79,12 @@ func failingURLs(t *testing.T) map[string][]string {
 			"dynamodb://no-such-table?endpoint=" + ddb.Endpoint() + ddbCreds + failSecret,
 		},
 		"kube": kube,
+		"remote": {
+			"leasehold+http://" + closed, "leasehold+https://" + closed + "/prefix",
+			"leasehold+http://u:" + failSecret + "@" + closed,                                   // userinfo: refused
+			"leasehold+http://" + closed + "?token_file=" + filepath.Join(dir, "no-such-token"), // no token file
+			"leasehold+" + s3.Endpoint(),                                                        // a server that is not leasehold's
+		},
 	}
 }
 

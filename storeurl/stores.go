@@ -102,6 +102,7 @@ func Stores() []Kind {
 	return []Kind{
 		sqliteRow(), memoryRow(), redisRow(), redlockRow(), postgresRow(),
 		etcdRow(), consulRow(), zookeeperRow(), azblobRow(), s3Row(), dynamodbRow(), kubeRow(),
+		remoteRow(),
 	}
 }
 

@@ -77,6 +77,8 @@ func (a *app) main(args []string) int {
 		return a.migrate(rest)
 	case "bench":
 		return a.bench(rest)
+	case "serve":
+		return a.serve(rest)
 	case watchdogCommand: // started by run, not listed
 		return watchdogMain(rest, os.Stdin, a.stdout, a.stderr)
 	case "version", "--version", "-version":

@@ -12,7 +12,7 @@ import (
 // and a case to the switch in app.main.
 
 // commands lists the subcommands, in the order of usageText.
-var commands = []string{"run", "acquire", "renew", "release", "status", "elect", "observe", "migrate", "bench", "version", "help"}
+var commands = []string{"run", "acquire", "renew", "release", "status", "elect", "observe", "migrate", "bench", "serve", "version", "help"}
 
 var usageText = `leasehold runs commands and shell steps under distributed leases with fencing tokens.
 
@@ -52,6 +52,7 @@ const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grac
   leasehold bench   [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--markdown]
                     [--chart out.svg] [--title T] [--scale 1,1000,...] [--probes 200] [--herd 1,8,64] [--mem-pid PID,...]
                     [--handoffs 10] [--from results.jsonl ...]
+  leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
   leasehold version [--json]
   leasehold help    [COMMAND]
 `
@@ -275,6 +276,40 @@ Flags:
 `,
 	"migrate": migrateUsage(storeurl.Stores()),
 	"bench":   benchUsage, // in bench.go, next to the command
+	"serve": `Usage: leasehold serve --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
+
+Serves the store as a lock service: an HTTP/JSON API (/v1/; its OpenAPI
+document at /v1/openapi.json) for acquire (with a bounded wait), renew,
+release, holder, list and watch (server-sent events). Clients in any
+language use the API; leasehold commands and Go programs name the server
+as their store, leasehold+https://HOST:PORT (leasehold+http:// on
+loopback), and need no credentials of the store behind it.
+
+Once it listens it prints the URL (with --json: {"url":...,"store":...}),
+and it serves until SIGINT or SIGTERM. A store whose grants belong to the
+process that took them (the memory store, PostgreSQL advisory locks, ZooKeeper
+and Consul sessions) has them kept by this server: they end when it stops.
+
+  TLS is required, except on a loopback address with --insecure-loopback.
+  --token-file names the bearer tokens the server accepts, one a line:
+    NAME TOKEN VERBS PREFIX...
+  VERBS are acquire, renew, release, read, watch, admin (comma-separated,
+  or *), each PREFIX a key prefix (or * for every key); everything else is
+  denied. SIGHUP loads the file again (a bad file keeps the old tokens).
+  Clients name the token's file in the store URL:
+  leasehold+https://HOST:PORT?token_file=PATH. Off loopback --token-file is
+  required. Without it anyone who reaches the server can take and read
+  leases (never release or renew another's: that needs its owner id).
+
+Flags:
+  --listen HOST:PORT      the address to listen on (port 0: any free port)
+  --tls-cert FILE         the server's certificate chain (PEM)
+  --tls-key FILE          its private key (PEM)
+  --insecure-loopback     serve plain HTTP; only on 127.0.0.1, ::1 or localhost
+  --token-file FILE       the bearer tokens and their rules; reloaded on SIGHUP
+  --store URL             the store to serve (default $LEASEHOLD_STORE, else the embedded file)
+  --json                  print the URL as JSON; errors as one line of JSON on stderr
+`,
 	"version": `Usage: leasehold version [--json] (or leasehold --version)
 
 Prints the version the binary was built from: the module version stamped by

@@ -1,0 +1,169 @@
+// Package remote is a leasehold.Store that takes its leases through a
+// leasehold server (package serve, `leasehold serve`) over HTTP, so that a
+// process needs no credentials of the backing store, only the server's URL.
+//
+// The store offers the capabilities the server reports for its backend: it
+// is always a leasehold.Notifier (the server's watch stream signals
+// releases made through it, and the backend's own notifications when it
+// has them); it is a leasehold.Lister and a leasehold.Watcher when the
+// backend is. Its Info is the backend's, named "remote(<backend>)".
+//
+// Grants of a backend whose grants are bound to a process (Info's
+// PortableGrants false: sessions, advisory locks, the memory store) are
+// kept by the server under a handle that this store carries in the
+// grant's Private: a restart of the server ends them (the next renewal is
+// refused with ErrNotHeld, so the lease is lost and its context cancelled).
+package remote
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/wire"
+)
+
+// Options configure a Store. The zero value is ready to use.
+type Options struct {
+	// HTTPClient sends the requests; nil means a client of the store's own
+	// (with a transport cloned from http.DefaultTransport), whose idle
+	// connections Close closes.
+	HTTPClient *http.Client
+	// Token, if set, is sent as a bearer token in every request.
+	Token string
+}
+
+// Store is a leasehold.Store over a leasehold server. Open returns it
+// inside a value that also has the optional capabilities the server
+// offers; use that value (a leasehold.Store), not a *Store, to keep them.
+type Store struct {
+	base    *url.URL // the server's URL, ending in "/"
+	hc      *http.Client
+	own     *conns // the connections of the store's own client; nil for Options.HTTPClient
+	token   string
+	info    leasehold.Info
+	caps    wire.Capabilities
+	ctx     context.Context // ends at Close
+	cancel  context.CancelFunc
+	mu      sync.Mutex     // orders the start of a stream with Close
+	closed  bool           // guarded by mu
+	streams sync.WaitGroup // the watch streams' readers
+}
+
+var (
+	_ leasehold.Store    = (*Store)(nil)
+	_ leasehold.Notifier = (*Store)(nil)
+	_ leasehold.Lister   = listing{}
+	_ leasehold.Watcher  = watching{}
+	_ leasehold.Lister   = listWatching{}
+	_ leasehold.Watcher  = listWatching{}
+)
+
+// Open reaches the server at baseURL (http:// or https://, with an
+// optional path prefix), reads its /v1/info, and returns a store with the
+// capabilities it reports. opts may be nil.
+func Open(ctx context.Context, baseURL string, opts *Options) (leasehold.Store, error) {
+	s, err := open(ctx, baseURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.caps.List && s.caps.Watch:
+		return listWatching{s}, nil
+	case s.caps.List:
+		return listing{s}, nil
+	case s.caps.Watch:
+		return watching{s}, nil
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, baseURL string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, &leasehold.StoreError{Store: "remote", Op: "open", Err: fmt.Errorf(
+			"%q is not a server URL: want http://host:port or https://host:port, with an optional path and nothing else", redact(baseURL))}
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	s := &Store{base: u, hc: o.HTTPClient, token: o.Token}
+	if s.hc == nil {
+		s.own = &conns{}
+		s.hc = &http.Client{Transport: s.own.transport()}
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.info.Name = "remote"
+	var wi wire.Info
+	if err := s.call(ctx, "open", "GET", "v1/info", nil, &wi); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	s.info = leasehold.Info{Name: "remote(" + wi.Name + ")", MinTTL: wire.Ms(wi.MinTTLMs), MaxTTL: wire.Ms(wi.MaxTTLMs),
+		SafeTokens: wi.SafeTokens, TokenCaveat: wi.TokenCaveat, PortableGrants: wi.PortableGrants}
+	s.caps = wi.Capabilities
+	return s, nil
+}
+
+// redact drops the userinfo of a URL for an error message.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "the URL"
+}
+
+// Info describes the backend, as the server reported it when the store
+// was opened.
+func (s *Store) Info() leasehold.Info { return s.info }
+
+// Close ends the store's watch streams and requests in flight, and closes
+// its own client's connections. Leases taken through it are not
+// released; their TTLs end them.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true // no stream starts after this
+	s.mu.Unlock()
+	s.cancel()
+	s.streams.Wait()
+	if s.own != nil {
+		s.own.closeAll()
+	}
+	return nil
+}
+
+// listing, watching and listWatching add the capabilities the server
+// offers to a *Store.
+type (
+	listing      struct{ *Store }
+	watching     struct{ *Store }
+	listWatching struct{ *Store }
+)
+
+// List lists the holders of keys with prefix.
+func (s listing) List(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
+	return s.list(ctx, prefix)
+}
+
+// Watch signals every change of key's holder.
+func (s watching) Watch(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return s.watch(ctx, key, "watch")
+}
+
+// List lists the holders of keys with prefix.
+func (s listWatching) List(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
+	return s.list(ctx, prefix)
+}
+
+// Watch signals every change of key's holder.
+func (s listWatching) Watch(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return s.watch(ctx, key, "watch")
+}
