@@ -24,6 +24,13 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == watchdogCommand {
 		os.Exit(watchdogMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	// A fuzz worker runs only its fuzz target, which never starts the
+	// binary, and is killed when fuzzing ends, so goleak's clean-up below
+	// would never remove a binary built here (112 MB left in the temp dir
+	// per worker, per run).
+	if isFuzzWorker(os.Args[1:]) {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "leasehold-cmd-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -42,6 +49,17 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}))
+}
+
+// isFuzzWorker reports whether args are those of a worker process that go
+// test -fuzz starts.
+func isFuzzWorker(args []string) bool {
+	for _, a := range args {
+		if a == "-test.fuzzworker" || strings.HasPrefix(a, "-test.fuzzworker=") {
+			return true
+		}
+	}
+	return false
 }
 
 // env is the environment of a leasehold process under test: no LEASEHOLD_
@@ -205,4 +223,21 @@ func readLines(t *testing.T, path string) []string {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+func TestIsFuzzWorker(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"-test.run=^$", "-test.fuzz=^FuzzX$"}, false},
+		{[]string{"-test.paniconexit0", "-test.fuzzworker", "-test.fuzz=^FuzzX$"}, true},
+		{[]string{"-test.fuzzworker=true"}, true},
+		{[]string{"-test.fuzzcachedir=/x"}, false},
+	} {
+		if got := isFuzzWorker(tc.args); got != tc.want {
+			t.Errorf("isFuzzWorker(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
 }
