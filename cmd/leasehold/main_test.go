@@ -139,15 +139,22 @@ type proc struct {
 // start starts leasehold with args and the extra environment variables.
 func (e *env) start(extra []string, args ...string) *proc {
 	e.t.Helper()
+	return e.startCmd(binary, extra, args...)
+}
+
+// startCmd starts the program name (the leasehold binary, or a script that
+// runs it) as start does.
+func (e *env) startCmd(name string, extra []string, args ...string) *proc {
+	e.t.Helper()
 	p := &proc{done: make(chan struct{})}
-	p.cmd = exec.Command(binary, args...)
+	p.cmd = exec.Command(name, args...)
 	p.cmd.Env = e.environ(extra...)
 	p.cmd.Dir = e.dir
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p.cmd.WaitDelay = 2 * time.Second // a leaked command may hold the output pipes
 	if err := p.cmd.Start(); err != nil {
-		e.t.Fatalf("start leasehold: %v", err)
+		e.t.Fatalf("start %s: %v", name, err)
 	}
 	pid := p.cmd.Process.Pid
 	go func() {
