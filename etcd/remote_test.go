@@ -13,7 +13,8 @@ import (
 
 // TestRemoteConformance runs the shared suite through the remote store
 // and a leasehold server in front of a real etcd: the server's watch
-// streams carry etcd's native watch (mode=watch), and its grants are
+// streams carry etcd's native watch (mode=watch), waits go through etcd's
+// own queue (AcquireWait), renewals in batches, and its grants are
 // kept under handles (an etcd grant is bound to its session). Restart
 // restarts the server, which ends those grants.
 func TestRemoteConformance(t *testing.T) {
@@ -24,6 +25,15 @@ func TestRemoteConformance(t *testing.T) {
 	probe := srv.Open(t)
 	if _, ok := probe.(leasehold.Watcher); !ok {
 		t.Fatal("the remote store in front of etcd is not a Watcher")
+	}
+	// etcd queues waiters and renews in batches: through the server too,
+	// so the suite's waits go through etcd's queue (queue: true) and its
+	// renewals through renew-many.
+	if _, ok := probe.(leasehold.Waiter); !ok {
+		t.Fatal("the remote store in front of etcd is not a Waiter")
+	}
+	if _, ok := probe.(leasehold.BatchRenewer); !ok {
+		t.Fatal("the remote store in front of etcd is not a BatchRenewer")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

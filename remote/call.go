@@ -129,7 +129,12 @@ func (s *Store) refusal(op string, status int, body []byte) error {
 	if err := json.Unmarshal(body, &we); err != nil || we.Error.Code == "" {
 		return s.fail(op, fmt.Errorf("the server answered %d without a JSON error: %.200q", status, body))
 	}
-	e := we.Error
+	return s.refusalOf(op, status, we.Error)
+}
+
+// refusalOf maps the error body e, answered with status, to the error the
+// Store contract names.
+func (s *Store) refusalOf(op string, status int, e wire.ErrorBody) error {
 	se := &ServerError{Status: status, Code: e.Code, Message: e.Message}
 	if e.Code == wire.CodeHeld {
 		h := leasehold.HeldError{}

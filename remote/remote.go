@@ -5,8 +5,10 @@
 // The store offers the capabilities the server reports for its backend: it
 // is always a leasehold.Notifier (the server's watch stream signals
 // releases made through it, and the backend's own notifications when it
-// has them); it is a leasehold.Lister and a leasehold.Watcher when the
-// backend is. Its Info is the backend's, named "remote(<backend>)".
+// has them) and a leasehold.BatchRenewer (one request renews up to 32
+// grants; the server renews them in one call when the backend batches);
+// it is a leasehold.Lister, a leasehold.Watcher and a leasehold.Waiter
+// (the backend's own FIFO queue) when the backend is. Its Info is the backend's, named "remote(<backend>)".
 //
 // Grants of a backend whose grants are bound to a process (Info's
 // PortableGrants false: sessions, advisory locks, the memory store) are
@@ -55,12 +57,9 @@ type Store struct {
 }
 
 var (
-	_ leasehold.Store    = (*Store)(nil)
-	_ leasehold.Notifier = (*Store)(nil)
-	_ leasehold.Lister   = listing{}
-	_ leasehold.Watcher  = watching{}
-	_ leasehold.Lister   = listWatching{}
-	_ leasehold.Watcher  = listWatching{}
+	_ leasehold.Store        = (*Store)(nil)
+	_ leasehold.Notifier     = (*Store)(nil)
+	_ leasehold.BatchRenewer = (*Store)(nil)
 )
 
 // Open reaches the server at baseURL (http:// or https://, with an
@@ -71,15 +70,7 @@ func Open(ctx context.Context, baseURL string, opts *Options) (leasehold.Store, 
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case s.caps.List && s.caps.Watch:
-		return listWatching{s}, nil
-	case s.caps.List:
-		return listing{s}, nil
-	case s.caps.Watch:
-		return watching{s}, nil
-	}
-	return s, nil
+	return withCaps(s), nil
 }
 
 func open(ctx context.Context, baseURL string, opts *Options) (*Store, error) {
@@ -138,32 +129,4 @@ func (s *Store) Close() error {
 		s.own.closeAll()
 	}
 	return nil
-}
-
-// listing, watching and listWatching add the capabilities the server
-// offers to a *Store.
-type (
-	listing      struct{ *Store }
-	watching     struct{ *Store }
-	listWatching struct{ *Store }
-)
-
-// List lists the holders of keys with prefix.
-func (s listing) List(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
-	return s.list(ctx, prefix)
-}
-
-// Watch signals every change of key's holder.
-func (s watching) Watch(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	return s.watch(ctx, key, "watch")
-}
-
-// List lists the holders of keys with prefix.
-func (s listWatching) List(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
-	return s.list(ctx, prefix)
-}
-
-// Watch signals every change of key's holder.
-func (s listWatching) Watch(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	return s.watch(ctx, key, "watch")
 }

@@ -9,8 +9,9 @@
 // The OpenAPI 3 document is openapi.json (served at GET /v1/openapi.json);
 // a test keeps it and the handler's routes equal.
 //
-//	POST /v1/acquire  {key, owner, label, ttl_ms, wait_ms}  200 grant, 409 held
+//	POST /v1/acquire  {key, owner, label, ttl_ms, wait_ms, queue}  200 grant, 409 held
 //	POST /v1/renew    {key, owner, token, ttl_ms, handle}   200 grant, 404 not_held
+//	POST /v1/renew-many {grants: [renew bodies]}            200 {results}: a grant or an error each
 //	POST /v1/release  {key, owner, token, handle}           204, 404 not_held
 //	GET  /v1/holder?key=K                                   200 holder, 404 not_held
 //	GET  /v1/list?prefix=P                                  200 {holders}, 501 without a Lister
@@ -30,6 +31,14 @@
 // store_unavailable when the backend failed, with the store's error text
 // (the owner id cut out). Release and renew always need the owner id and
 // the token: never the key alone.
+//
+// An acquire waits for at most wait_ms (cut to MaxWait) while the server
+// retries on the backend's notifications; with queue (on a backend that
+// queues waiters itself: etcd, ZooKeeper) it waits in that FIFO queue for
+// wait_ms, or as long as the request lasts when wait_ms is 0. A grant made
+// after the client went away is released at once. POST /v1/renew-many
+// renews up to 32 grants, each checked and authorized as a renew, in one
+// call to a backend that renews in batches.
 //
 // Durations are whole milliseconds (a TTL asked for rounded up, one granted
 // rounded down); tokens are decimal strings.

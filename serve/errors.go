@@ -33,9 +33,14 @@ func badRequest(format string, args ...any) *requestError {
 // does not hold the server). The error is a *requestError naming the
 // problem.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	return s.decodeUpTo(w, r, v, MaxBodyBytes)
+}
+
+// decodeUpTo is decode with a body of at most limit bytes.
+func (s *Server) decodeUpTo(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	rc := http.NewResponseController(w)
 	timed := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)) == nil
-	err := decodeFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes), v)
+	err := decodeFrom(http.MaxBytesReader(w, r.Body, limit), v)
 	var re *requestError
 	switch {
 	case errors.As(err, &re) && re.status == http.StatusRequestTimeout:
@@ -114,11 +119,17 @@ const minSecret = 16
 // writeFailure answers err, an error of the request or of the store. The
 // owner id, the client's secret, is cut out of the message.
 func writeFailure(w http.ResponseWriter, err error, owner string) {
+	status, body := failureOf(err, owner)
+	writeJSON(w, status, wire.Error{Error: body})
+}
+
+// failureOf is failure with the owner id cut out of the message.
+func failureOf(err error, owner string) (int, wire.ErrorBody) {
 	status, body := failure(err)
 	if len(owner) >= minSecret {
 		body.Message = strings.ReplaceAll(body.Message, owner, "<owner>")
 	}
-	writeJSON(w, status, wire.Error{Error: body})
+	return status, body
 }
 
 // failure maps an error to its status and body.

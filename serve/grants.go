@@ -35,7 +35,7 @@ func (s *Server) acquire() http.HandlerFunc {
 			writeFailure(w, fmt.Errorf("%w: wait_ms %d is negative", leasehold.ErrInvalidWait, body.WaitMs), body.Owner)
 			return
 		}
-		g, err := s.acquireWait(r.Context(), req, min(wire.Ms(body.WaitMs), MaxWait))
+		g, err := s.acquireFor(r.Context(), req, body)
 		if err != nil {
 			writeFailure(w, err, body.Owner)
 			return
@@ -90,6 +90,12 @@ func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (le
 	if err := s.decode(w, r, &body); err != nil {
 		return leasehold.Grant{}, "", err
 	}
+	return s.resolve(r, body, renew)
+}
+
+// resolve checks a renew or release of body by r's caller and returns the
+// grant to pass to the store, with the handle it is kept under.
+func (s *Server) resolve(r *http.Request, body wire.GrantRequest, renew bool) (leasehold.Grant, string, error) {
 	g := leasehold.Grant{Key: body.Key, Owner: body.Owner, Token: body.Token, TTL: wire.Ms(body.TTLMs)}
 	verb, check := VerbRelease, leasehold.CheckRelease(g)
 	if renew {
@@ -124,21 +130,29 @@ func (s *Server) grantOf(w http.ResponseWriter, r *http.Request, renew bool) (le
 
 func (s *Server) renew() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		g, handle, err := s.grantOf(w, r, true)
+		asked, handle, err := s.grantOf(w, r, true)
+		g := asked
 		if err == nil {
-			g, err = s.store.Renew(r.Context(), g)
+			g, err = s.store.Renew(r.Context(), asked)
+			s.renewed(handle, g, err)
 		}
 		if err != nil {
-			if handle != "" && errors.Is(err, leasehold.ErrNotHeld) {
-				s.bound.drop(handle)
-			}
-			writeFailure(w, err, g.Owner)
+			writeFailure(w, err, asked.Owner) // a failed Renew returns no grant
 			return
 		}
-		if handle != "" {
-			s.bound.renewed(handle, g, time.Now())
-		}
 		writeJSON(w, http.StatusOK, wire.Grant{Key: g.Key, Owner: g.Owner, Label: g.Label, Token: g.Token, TTLMs: wire.MsFloor(g.TTL), Handle: handle})
+	}
+}
+
+// renewed notes a kept grant's renewal (handle "" for one not kept): a
+// refused one is dropped.
+func (s *Server) renewed(handle string, g leasehold.Grant, err error) {
+	switch {
+	case handle == "":
+	case err == nil:
+		s.bound.renewed(handle, g, time.Now())
+	case errors.Is(err, leasehold.ErrNotHeld):
+		s.bound.drop(handle)
 	}
 }
 

@@ -15,6 +15,7 @@ type route struct {
 var routes = []route{
 	{"POST", "/v1/acquire", (*Server).acquire},
 	{"POST", "/v1/renew", (*Server).renew},
+	{"POST", "/v1/renew-many", (*Server).renewMany},
 	{"POST", "/v1/release", (*Server).release},
 	{"GET", "/v1/holder", (*Server).holder},
 	{"GET", "/v1/list", (*Server).list},

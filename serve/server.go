@@ -147,7 +147,8 @@ func (s *Server) Abandon() {
 func (s *Server) capabilities() wire.Capabilities {
 	_, watch := s.store.(leasehold.Watcher)
 	_, list := s.store.(leasehold.Lister)
-	return wire.Capabilities{Notify: true, Watch: watch, List: list}
+	_, queue := s.store.(leasehold.Waiter)
+	return wire.Capabilities{Notify: true, Watch: watch, List: list, Queue: queue, RenewMany: true}
 }
 
 func (s *Server) sweepLoop() {

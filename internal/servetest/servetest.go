@@ -63,6 +63,13 @@ func (s *Server) stop() {
 	_ = s.srv.Close()
 }
 
+// Stop stops the server as Close would (it releases the grants it keeps);
+// it stays stopped.
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	s.stop()
+}
+
 // Restart stops the server, dropping its connections and the grants it
 // keeps without releasing them (as a killed process would), and starts a
 // new one on the same address.

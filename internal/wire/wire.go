@@ -21,6 +21,10 @@ type AcquireRequest struct {
 	Label  string `json:"label,omitempty"`
 	TTLMs  int64  `json:"ttl_ms"`
 	WaitMs int64  `json:"wait_ms,omitempty"`
+	// Queue asks to wait in the backend's own FIFO queue
+	// (Capabilities.Queue) for up to WaitMs, or, when WaitMs is 0, for as
+	// long as the client's request lasts.
+	Queue bool `json:"queue,omitempty"`
 }
 
 // GrantRequest is the body of POST /v1/renew and POST /v1/release: the
@@ -82,6 +86,12 @@ type Capabilities struct {
 	Watch bool `json:"watch"`
 	// List: GET /v1/list (the backend can list holders by prefix).
 	List bool `json:"list"`
+	// Queue: POST /v1/acquire with "queue": true waits in the backend's
+	// FIFO queue (ZooKeeper's sequential nodes, etcd's revisions).
+	Queue bool `json:"queue"`
+	// RenewMany: POST /v1/renew-many renews several grants in one request
+	// (always offered; in one round trip to the backend when it batches).
+	RenewMany bool `json:"renew_many"`
 }
 
 // Error is the body of every 4xx and 5xx answer.
