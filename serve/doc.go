@@ -16,6 +16,7 @@
 //	GET  /v1/list?prefix=P                                  200 {holders}, 501 without a Lister
 //	GET  /v1/watch?key=K&mode=notify|watch                  server-sent events: ready, change
 //	GET  /v1/info                                           the backend's Info and capabilities
+//	POST /v1/admin/break {key, token}                      200 the broken lease (admin verb; logged)
 //
 // Every refusal is a JSON body {"error": {"code", "message"}} with a 4xx or
 // 5xx status: 400 for malformed JSON, unknown fields or query parameters,

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -35,6 +36,9 @@ type Options struct {
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
 	Sweep time.Duration
+	// Logger receives the server's audit lines (who broke which lease);
+	// nil means slog.Default(). Secrets (tokens, owner ids) never reach it.
+	Logger *slog.Logger
 }
 
 // Server is an http.Handler serving leasehold's /v1/ API over one Store.
@@ -61,6 +65,9 @@ type Server struct {
 	mux    *http.ServeMux
 	bound  *handles // the grants the server keeps
 	local  *broker  // releases through this server, for watchers
+	known  *known   // owner ids of portable grants, to break them
+	stats  *stats   // waiters and contention, for the dashboard
+	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -82,8 +89,12 @@ func New(store leasehold.Store, opts *Options) *Server {
 	if o.Sweep <= 0 {
 		o.Sweep = time.Second
 	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(), ctx: ctx, cancel: cancel}
+	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(),
+		known: newKnown(), stats: newStats(), log: o.Logger, ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.sweepLoop()
 	s.mux = http.NewServeMux()
@@ -159,10 +170,12 @@ func (s *Server) sweepLoop() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
+			s.known.expire(time.Now())
 			for _, g := range s.bound.expired(time.Now()) {
 				ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 				if s.store.Release(ctx, g) == nil {
 					s.local.signal(g.Key)
+					s.stats.pulse()
 				}
 				cancel()
 			}
