@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -63,10 +64,11 @@ type Server struct {
 	info   leasehold.Info
 	opts   Options
 	mux    *http.ServeMux
-	bound  *handles // the grants the server keeps
-	local  *broker  // releases through this server, for watchers
-	known  *known   // owner ids of portable grants, to break them
-	stats  *stats   // waiters and contention, for the dashboard
+	bound  *handles           // the grants the server keeps
+	local  *broker            // releases through this server, for watchers
+	known  *known             // owner ids of portable grants, to break them
+	stats  *stats             // waiters and contention, for the dashboard
+	tmpl   *template.Template // the dashboard's page
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -101,6 +103,7 @@ func New(store leasehold.Store, opts *Options) *Server {
 	for _, r := range routes {
 		s.mux.HandleFunc(r.method+" "+r.path, r.handler(s))
 	}
+	s.addPages()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, wire.CodeNotFound, "no route "+r.Method+" "+r.URL.Path+"; see /v1/openapi.json")
 	})
@@ -110,6 +113,10 @@ func New(store leasehold.Store, opts *Options) *Server {
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
+	if isPage(pattern) { // the dashboard authenticates by itself
+		h.ServeHTTP(w, r)
+		return
+	}
 	if pattern == "" || pattern == "/" {
 		if allowed := s.allowed(r.URL.Path); allowed != "" {
 			w.Header().Set("Allow", allowed)
