@@ -121,7 +121,7 @@ func (s *Server) render(w http.ResponseWriter, status int, d pageData) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_ = s.tmpl.Execute(w, d)
 }
@@ -163,10 +163,12 @@ func quote(prefix string) string {
 }
 
 // sameOrigin reports whether a state-changing request comes from the
-// dashboard's own pages: no other site's Origin or Sec-Fetch-Site.
+// dashboard's own pages: the browser's Sec-Fetch-Site says same-origin
+// (or that the person typed it), or, from a browser that does not send it,
+// the Origin (if any) is this server's.
 func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return false
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin" || site == "none"
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {

@@ -238,3 +238,36 @@ func TestDashboardEventsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSameOrigin: which requests the dashboard's sign-in and break take as
+// its own page's. A form posted by Chromium from the page carries
+// "Origin: null" (the page's referrer policy) with Sec-Fetch-Site:
+// same-origin; the browser test found that refused.
+func TestSameOrigin(t *testing.T) {
+	tests := []struct {
+		name, site, origin string
+		want               bool
+	}{
+		{"no headers (not a browser)", "", "", true},
+		{"same-origin fetch", "same-origin", "http://example.com", true},
+		{"same-origin form, Origin null", "same-origin", "null", true},
+		{"typed by the person", "none", "", true},
+		{"cross-site", "cross-site", "https://evil.example", false},
+		{"same-site, other origin", "same-site", "http://sub.example.com", false},
+		{"old browser, other origin", "", "https://evil.example", false},
+		{"old browser, same origin", "", "http://example.com", true},
+		{"old browser, Origin null", "", "null", false},
+	}
+	for _, tc := range tests {
+		r := httptest.NewRequestWithContext(context.Background(), "POST", "/dashboard/login", nil)
+		if tc.site != "" {
+			r.Header.Set("Sec-Fetch-Site", tc.site)
+		}
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		if got := sameOrigin(r); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
