@@ -199,7 +199,9 @@ func TestDashboardEvents(t *testing.T) {
 	until("the first snapshot", func(ev dashEvent) bool { return len(ev.Leases) == 0 })
 	g := acquire(t, s, "jobs/a", owner)
 	acquire(t, s, "billing/b", owner)
-	until("jobs/a shows", func(ev dashEvent) bool { return len(ev.Leases) == 1 && ev.Leases[0].Key == "jobs/a" && ev.Leases[0].Token == g.Token })
+	until("jobs/a shows", func(ev dashEvent) bool {
+		return len(ev.Leases) == 1 && ev.Leases[0].Key == "jobs/a" && ev.Leases[0].Token == g.Token
+	})
 	waited := make(chan int, 1)
 	go func() {
 		w := do(t, s, "POST", "/v1/acquire", jsonOf(t, wire.AcquireRequest{Key: "jobs/a", Owner: "waiter-owner-0123456789", TTLMs: 60000, WaitMs: 30000}))

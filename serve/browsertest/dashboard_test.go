@@ -152,7 +152,7 @@ func text(t *testing.T, ctx context.Context, sel chromedp.CSS) string {
 // count returns how many elements match the CSS selector sel.
 func count(t *testing.T, ctx context.Context, sel string) int {
 	t.Helper()
-	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(` + strconv.Quote(sel) + `).length`))
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
 	if err != nil {
 		t.Fatalf("counting %s: %v", sel, err)
 	}
