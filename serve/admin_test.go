@@ -1,15 +1,14 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/leasehold-go/leasehold"
@@ -20,22 +19,13 @@ import (
 // readToken may do everything but admin on jobs/.
 const readToken = "read-token-0123456789abcdef"
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// logFile is the server's log, in a file (writes to an *os.File are safe
+// from the server's goroutines).
+type logFile string
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+func (l logFile) String() string {
+	b, _ := os.ReadFile(string(l))
+	return string(b)
 }
 
 // portableStore is a memory store that says its grants are portable, as
@@ -51,7 +41,7 @@ func (p portableStore) Info() leasehold.Info {
 // adminServer serves st with the tokens jobs (every verb on jobs/), admin
 // (every verb everywhere) and read (no admin), logging to the returned
 // buffer.
-func adminServer(t *testing.T, st leasehold.Store) (*Server, *syncBuffer) {
+func adminServer(t *testing.T, st leasehold.Store) (*Server, logFile) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeTokens(t, path, "jobs "+jobsToken+" * jobs/\nadmin "+adminToken+" * *\n"+
@@ -60,9 +50,13 @@ func adminServer(t *testing.T, st leasehold.Store) (*Server, *syncBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
-	s := New(st, &Options{Tokens: tokens, Logger: slog.New(slog.NewTextHandler(log, nil))})
-	t.Cleanup(func() { _ = s.Close() })
+	log := logFile(filepath.Join(t.TempDir(), "serve.log"))
+	f, err := os.Create(string(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, &Options{Tokens: tokens, Logger: slog.New(slog.NewTextHandler(f, nil))})
+	t.Cleanup(func() { _ = s.Close(); _ = f.Close() })
 	return s, log
 }
 

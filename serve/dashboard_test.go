@@ -31,13 +31,19 @@ func page(t *testing.T, s *Server, token, method, target, body string, header ..
 	return w
 }
 
-// sessionCookie signs in with token and returns the cookie it sets.
-func sessionCookie(t *testing.T, s *Server, token string) *http.Cookie {
-	t.Helper()
+// signIn posts the dashboard's sign-in form with token.
+func signIn(s *Server, token string) *httptest.ResponseRecorder {
 	r := httptest.NewRequestWithContext(context.Background(), "POST", "/dashboard/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)
+	return w
+}
+
+// sessionCookie signs in with token and returns the cookie it sets.
+func sessionCookie(t *testing.T, s *Server, token string) *http.Cookie {
+	t.Helper()
+	w := signIn(s, token)
 	cs := w.Result().Cookies()
 	if w.Code != http.StatusSeeOther || len(cs) != 1 {
 		t.Fatalf("sign in: %d %v, want 303 with a cookie", w.Code, cs)
@@ -90,23 +96,27 @@ func TestDashboardShowsLeases(t *testing.T) {
 	}
 }
 
+// nightlyServer is adminServer over a memory store where jobs made
+// jobs/nightly (token 1, label host-1).
+func nightlyServer(t *testing.T) (*Server, *memory.Store, logFile) {
+	t.Helper()
+	st := memory.New(nil)
+	t.Cleanup(func() { _ = st.Close() })
+	s, log := adminServer(t, st)
+	acquireAs(t, s, jobsToken, "jobs/nightly", "host-1")
+	return s, st, log
+}
+
 // TestDashboardTokens: with tokens the page asks for one; a refused
 // token shows the form again; the session shows the viewer's keys, with
 // a break button only where the viewer has admin; a prefix outside the
 // viewer's rules is 403; the cookie is no credential for the /v1/ API.
 func TestDashboardTokens(t *testing.T) {
-	st := memory.New(nil)
-	defer st.Close()
-	s, _ := adminServer(t, st)
-	acquireAs(t, s, jobsToken, "jobs/nightly", "host-1")
+	s, _, _ := nightlyServer(t)
 	if w := page(t, s, "", "GET", "/", ""); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `name="token"`) || strings.Contains(w.Body.String(), "jobs/nightly") {
 		t.Errorf("GET / without a session: %d, want the token form and no lease:\n%s", w.Code, w.Body)
 	}
-	r := httptest.NewRequestWithContext(context.Background(), "POST", "/dashboard/login", strings.NewReader("token=wrong-token-0123456789"))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	w := httptest.NewRecorder()
-	s.ServeHTTP(w, r)
-	if w.Code != http.StatusUnauthorized || len(w.Result().Cookies()) != 0 || !strings.Contains(w.Body.String(), "not a token this server accepts") {
+	if w := signIn(s, "wrong-token-0123456789"); w.Code != http.StatusUnauthorized || len(w.Result().Cookies()) != 0 || !strings.Contains(w.Body.String(), "not a token this server accepts") {
 		t.Errorf("sign in with a wrong token: %d %v", w.Code, w.Result().Cookies())
 	}
 	for _, tc := range []struct {
@@ -133,10 +143,7 @@ func TestDashboardTokens(t *testing.T) {
 // TestDashboardBreak: the break button's endpoint breaks as the session's
 // viewer, from the dashboard's own page only.
 func TestDashboardBreak(t *testing.T) {
-	st := memory.New(nil)
-	defer st.Close()
-	s, log := adminServer(t, st)
-	acquireAs(t, s, jobsToken, "jobs/nightly", "host-1")
+	s, st, log := nightlyServer(t)
 	body := `{"key":"jobs/nightly","token":"1"}`
 	tests := []struct {
 		name, token string

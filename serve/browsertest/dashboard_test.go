@@ -1,7 +1,6 @@
 package browsertest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,29 +27,11 @@ const (
 	appToken   = "app-token-0123456789abcdef"
 )
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // startServer serves a new sqlite store on loopback with three tokens:
 // admin (everything), reader (every verb but admin on jobs/) and app (the
-// client's: acquire, renew, release on jobs/). It returns the server's URL
-// and a client store with the app's token.
-func startServer(t *testing.T) (string, leasehold.Store, *syncBuffer) {
+// client's: acquire, renew, release on jobs/). It returns the server's URL,
+// a client store with the app's token, and the file of the server's log.
+func startServer(t *testing.T) (string, leasehold.Store, string) {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "leases.db"), nil)
@@ -69,7 +49,12 @@ func startServer(t *testing.T) (string, leasehold.Store, *syncBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
+	logPath := filepath.Join(dir, "serve.log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = log.Close() })
 	srv := serve.New(st, &serve.Options{Tokens: tokens, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); _ = srv.Close() })
@@ -78,7 +63,7 @@ func startServer(t *testing.T) (string, leasehold.Store, *syncBuffer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	return hs.URL, client, log
+	return hs.URL, client, logPath
 }
 
 // browser starts headless Chromium (Debian's chromium, installed by
@@ -203,7 +188,7 @@ func waitFor(ctx context.Context, url, key string) {
 // the lease: the holder's renewal is then refused, and the break is in
 // the audit log. A screenshot is kept with the test's artefacts.
 func TestDashboardInChromium(t *testing.T) {
-	url, client, log := startServer(t)
+	url, client, logPath := startServer(t)
 	ctx := browser(t)
 
 	signIn(t, ctx, url, readToken)
@@ -257,7 +242,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if _, err := client.Renew(context.Background(), g); !errors.Is(err, leasehold.ErrNotHeld) {
 		t.Errorf("the broken lease's renewal: %v, want ErrNotHeld", err)
 	}
-	if !strings.Contains(log.String(), "by=admin key=jobs/nightly-backup token="+strconv.FormatUint(g.Token, 10)) {
-		t.Errorf("the audit log lacks the break: %q", log)
+	if log, err := os.ReadFile(logPath); err != nil || !strings.Contains(string(log), "by=admin key=jobs/nightly-backup token="+strconv.FormatUint(g.Token, 10)) {
+		t.Errorf("the audit log lacks the break: %q (%v)", log, err)
 	}
 }
