@@ -17,6 +17,7 @@
 //	GET  /v1/list?prefix=P                                  200 {holders}, 501 without a Lister
 //	GET  /v1/watch?key=K&mode=notify|watch                  server-sent events: ready, change
 //	GET  /v1/info                                           the backend's Info and capabilities
+//	POST /v1/admin/break {key, token}                      200 the broken lease (admin verb; logged)
 //
 // Every refusal is a JSON body {"error": {"code", "message"}} with a 4xx or
 // 5xx status: 400 for malformed JSON, unknown fields or query parameters,
@@ -42,6 +43,18 @@
 //
 // Durations are whole milliseconds (a TTL asked for rounded up, one granted
 // rounded down); tokens are decimal strings.
+//
+// # Dashboard
+//
+// GET / is a live dashboard for people (not part of the /v1/ API, nor of
+// openapi.json): the held leases under ?prefix= with holder label, token,
+// time left, waiters and contention, kept live by the server-sent events
+// of GET /dashboard/events, with a break button (POST /dashboard/break,
+// as POST /v1/admin/break) where the viewer has the admin verb. With
+// Options.Tokens the viewer signs in once (POST /dashboard/login) and the
+// token is kept in an HttpOnly, SameSite=Strict session cookie that only
+// the dashboard's paths accept; without tokens the page is read-only.
+// dashboard.go says why, and README.md what it shows.
 //
 // # State
 //

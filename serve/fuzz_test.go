@@ -44,6 +44,12 @@ func FuzzHandler(f *testing.F) {
 	f.Add("GET", "/v1/watch?key=k&mode=notify", []byte(nil))
 	f.Add("GET", "/v1/info", []byte(nil))
 	f.Add("DELETE", "/v1/acquire", []byte(`{}`))
+	f.Add("POST", "/v1/admin/break", []byte(`{"key":"k","token":"1"}`))
+	f.Add("GET", "/?prefix=%3Cscript%3E", []byte(nil))
+	f.Add("GET", "/?prefix=a%00", []byte(nil))
+	f.Add("GET", "/dashboard/events?prefix=k", []byte(nil))
+	f.Add("POST", "/dashboard/break", []byte(`{"key":"k"}`))
+	f.Add("POST", "/dashboard/login", []byte(`token=x`))
 	f.Fuzz(func(t *testing.T, method, target string, body []byte) {
 		r, err := http.NewRequest(method, "http://x"+target, bytes.NewReader(body))
 		if err != nil || !strings.HasPrefix(target, "/") {
@@ -69,8 +75,16 @@ func FuzzHandler(f *testing.F) {
 
 func checkAnswer(t *testing.T, w *httptest.ResponseRecorder, r *http.Request, body []byte) {
 	t.Helper()
-	switch w.Code {
-	case 200, 204, 301, 307, 308, 400, 404, 405, 413, 501:
+	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") && w.Code != 301 && w.Code != 307 && w.Code != 308 {
+		checkPage(t, w, r) // (the mux's redirects of unclean paths are HTML too)
+		return
+	}
+	switch {
+	case w.Code == 403 && (r.URL.Path == "/v1/admin/break" || r.URL.Path == "/dashboard/break"):
+		// no tokens: nobody to name; the dashboard's break off its page
+	case w.Code == 303 && strings.HasPrefix(r.URL.Path, "/dashboard/"):
+		// signed in or out: back to the page
+	case slices.Contains([]int{200, 204, 301, 307, 308, 400, 404, 405, 413, 501}, w.Code):
 	default:
 		t.Fatalf("%s %s: status %d (%s)", r.Method, r.URL, w.Code, w.Body)
 	}
@@ -87,6 +101,21 @@ func checkAnswer(t *testing.T, w *httptest.ResponseRecorder, r *http.Request, bo
 	}
 }
 
+// checkPage checks a dashboard page: a documented status, its CSP, and
+// nothing of the query echoed as markup.
+func checkPage(t *testing.T, w *httptest.ResponseRecorder, r *http.Request) {
+	t.Helper()
+	if !slices.Contains([]int{200, 400, 403, 501, 503}, w.Code) || r.URL.Path != "/" {
+		t.Fatalf("%s %s: page with status %d", r.Method, r.URL, w.Code)
+	}
+	if !strings.Contains(w.Header().Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Fatalf("%s %s: a page without its CSP", r.Method, r.URL)
+	}
+	if p := r.URL.Query().Get("prefix"); strings.ContainsAny(p, "<>&") && strings.Contains(w.Body.String(), p) {
+		t.Fatalf("%s %s: the page shows the prefix %q unescaped", r.Method, r.URL, p)
+	}
+}
+
 // FuzzDecode feeds any body to the request decoder for each request type:
 // a body it accepts is valid JSON that decodes to the same value after a
 // round trip; one it refuses gets a 400 or 413 with a message.
@@ -97,7 +126,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"token":7}`))
 	f.Add([]byte(`{"ttl_ms":1e400}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, v := range []any{&wire.AcquireRequest{}, &wire.GrantRequest{}} {
+		for _, v := range []any{&wire.AcquireRequest{}, &wire.GrantRequest{}, &wire.BreakRequest{}} {
 			err := decodeFrom(http.MaxBytesReader(httptest.NewRecorder(), ioNop(body), MaxBodyBytes), v)
 			var re *requestError
 			switch {

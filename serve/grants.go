@@ -37,13 +37,19 @@ func (s *Server) acquire() http.HandlerFunc {
 		}
 		g, err := s.acquireFor(r.Context(), req, body)
 		if err != nil {
+			if errors.Is(err, leasehold.ErrHeld) {
+				s.stats.refused(req.Key)
+			}
 			writeFailure(w, err, body.Owner)
 			return
 		}
 		out := wire.Grant{Key: g.Key, Owner: g.Owner, Label: g.Label, Token: g.Token, TTLMs: wire.MsFloor(g.TTL)}
 		if g.Private != nil || g.Lost != nil || !s.info.PortableGrants {
 			out.Handle = s.bound.put(g, time.Now())
+		} else {
+			s.known.put(g, time.Now())
 		}
+		s.stats.pulse()
 		writeJSON(w, http.StatusOK, out)
 	}
 }
@@ -61,6 +67,7 @@ func (s *Server) acquireWait(ctx context.Context, req leasehold.AcquireRequest, 
 		return leasehold.Grant{}, serr
 	}
 	defer stop()
+	defer s.stats.wait(req.Key)()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
@@ -148,6 +155,8 @@ func (s *Server) renew() http.HandlerFunc {
 // refused one is dropped.
 func (s *Server) renewed(handle string, g leasehold.Grant, err error) {
 	switch {
+	case handle == "" && err == nil:
+		s.known.put(g, time.Now())
 	case handle == "":
 	case err == nil:
 		s.bound.renewed(handle, g, time.Now())
@@ -169,7 +178,9 @@ func (s *Server) release() http.HandlerFunc {
 			writeFailure(w, err, g.Owner)
 			return
 		}
+		s.known.forget(g.Key, g.Token)
 		s.local.signal(g.Key)
+		s.stats.pulse()
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

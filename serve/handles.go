@@ -126,3 +126,14 @@ func (h *handles) len() int {
 	defer h.mu.Unlock()
 	return len(h.m)
 }
+
+// find returns the kept grant of key with token, and its handle.
+func (h *handles) find(key string, token uint64) (string, leasehold.Grant, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id, ok := h.index[grantID{key, token}]
+	if !ok {
+		return "", leasehold.Grant{}, false
+	}
+	return id, h.m[id].g, true
+}

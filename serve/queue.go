@@ -30,6 +30,7 @@ func (s *Server) acquireFor(ctx context.Context, req leasehold.AcquireRequest, b
 		defer cancel()
 		if s.store.Release(rctx, g) == nil {
 			s.local.signal(g.Key)
+			s.stats.pulse()
 		}
 		return leasehold.Grant{}, ctx.Err()
 	}
@@ -45,6 +46,7 @@ func (s *Server) acquireQueued(ctx context.Context, req leasehold.AcquireRequest
 		return leasehold.Grant{}, &requestError{http.StatusNotImplemented, wire.CodeNotImplemented,
 			fmt.Sprintf("the %s store has no queue of its own; leave out queue and the server waits for wait_ms", s.info.Name)}
 	}
+	defer s.stats.wait(req.Key)()
 	qctx := ctx
 	if wait > 0 {
 		var cancel context.CancelFunc

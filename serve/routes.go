@@ -22,6 +22,7 @@ var routes = []route{
 	{"GET", "/v1/watch", (*Server).watch},
 	{"GET", "/v1/info", (*Server).infoHandler},
 	{"GET", "/v1/openapi.json", (*Server).openAPI},
+	{"POST", "/v1/admin/break", (*Server).breakLease},
 }
 
 //go:embed openapi.json

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"html/template"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -35,6 +37,9 @@ type Options struct {
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
 	Sweep time.Duration
+	// Logger receives the server's audit lines (who broke which lease);
+	// nil means slog.Default(). Secrets (tokens, owner ids) never reach it.
+	Logger *slog.Logger
 }
 
 // Server is an http.Handler serving leasehold's /v1/ API over one Store.
@@ -59,8 +64,12 @@ type Server struct {
 	info   leasehold.Info
 	opts   Options
 	mux    *http.ServeMux
-	bound  *handles // the grants the server keeps
-	local  *broker  // releases through this server, for watchers
+	bound  *handles           // the grants the server keeps
+	local  *broker            // releases through this server, for watchers
+	known  *known             // owner ids of portable grants, to break them
+	stats  *stats             // waiters and contention, for the dashboard
+	tmpl   *template.Template // the dashboard's page
+	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -82,14 +91,19 @@ func New(store leasehold.Store, opts *Options) *Server {
 	if o.Sweep <= 0 {
 		o.Sweep = time.Second
 	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(), ctx: ctx, cancel: cancel}
+	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(),
+		known: newKnown(), stats: newStats(), log: o.Logger, ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.sweepLoop()
 	s.mux = http.NewServeMux()
 	for _, r := range routes {
 		s.mux.HandleFunc(r.method+" "+r.path, r.handler(s))
 	}
+	s.addPages()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, wire.CodeNotFound, "no route "+r.Method+" "+r.URL.Path+"; see /v1/openapi.json")
 	})
@@ -99,6 +113,10 @@ func New(store leasehold.Store, opts *Options) *Server {
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
+	if isPage(pattern) { // the dashboard authenticates by itself
+		h.ServeHTTP(w, r)
+		return
+	}
 	if pattern == "" || pattern == "/" {
 		if allowed := s.allowed(r.URL.Path); allowed != "" {
 			w.Header().Set("Allow", allowed)
@@ -160,10 +178,12 @@ func (s *Server) sweepLoop() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
+			s.known.expire(time.Now())
 			for _, g := range s.bound.expired(time.Now()) {
 				ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 				if s.store.Release(ctx, g) == nil {
 					s.local.signal(g.Key)
+					s.stats.pulse()
 				}
 				cancel()
 			}

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 )
 
-// The verbs a token's rules grant. VerbAdmin is reserved for the
-// administrative actions to come (breaking a lease); nothing needs it yet.
+// The verbs a token's rules grant. VerbAdmin lets a caller break a key's
+// lease (POST /v1/admin/break, the dashboard's break button).
 const (
 	VerbAcquire = "acquire"
 	VerbRenew   = "renew"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -53,7 +54,9 @@ func (a *app) serve(args []string) int {
 	if *f.insecure {
 		scheme = "http"
 	}
-	opts := &serve.Options{}
+	// The audit lines (who broke which lease) go to stderr whatever
+	// $LEASEHOLD_LOG says.
+	opts := &serve.Options{Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
 	if *f.tokens != "" {
 		if opts.Tokens, err = serve.LoadTokens(*f.tokens); err != nil {
 			return a.fail("serve", err)
