@@ -16,6 +16,7 @@
 //	GET  /v1/list?prefix=P                                  200 {holders}, 501 without a Lister
 //	GET  /v1/watch?key=K&mode=notify|watch                  server-sent events: ready, change
 //	GET  /v1/info                                           the backend's Info and capabilities
+//	POST /v1/fence/check {key, token}                       200 {current, token, label}
 //
 // Every refusal is a JSON body {"error": {"code", "message"}} with a 4xx or
 // 5xx status: 400 for malformed JSON, unknown fields or query parameters,
@@ -30,6 +31,20 @@
 // store_unavailable when the backend failed, with the store's error text
 // (the owner id cut out). Release and renew always need the owner id and
 // the token: never the key alone.
+//
+// # Fence check
+//
+// POST /v1/fence/check (after Chubby's CheckSequencer) answers whether a
+// token is still its key's current grant, from the store's holder read,
+// with the current grant's token and label; it needs the read verb on the
+// key. A check is a point-in-time answer, not a write guard: the lease may
+// end, and another owner be granted the key, between the check and the
+// write that follows it. A resource that must refuse stale writes keeps
+// the highest token it has seen and refuses lower ones: fence.Table, or
+// the SQL, HTTP and object-store fence helpers. Use the check for reads,
+// for logs, and for resources that cannot keep a fence; on a store whose
+// tokens are not safe (Info.SafeTokens false) it is no stronger than they
+// are. remote.Store's CheckFence calls it.
 //
 // Durations are whole milliseconds (a TTL asked for rounded up, one granted
 // rounded down); tokens are decimal strings.

@@ -43,6 +43,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add("GET", "/v1/list?prefix=a%00", []byte(nil))
 	f.Add("GET", "/v1/watch?key=k&mode=notify", []byte(nil))
 	f.Add("GET", "/v1/info", []byte(nil))
+	f.Add("POST", "/v1/fence/check", []byte(`{"key":"k","token":"1"}`))
 	f.Add("DELETE", "/v1/acquire", []byte(`{}`))
 	f.Fuzz(func(t *testing.T, method, target string, body []byte) {
 		r, err := http.NewRequest(method, "http://x"+target, bytes.NewReader(body))

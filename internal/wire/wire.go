@@ -59,6 +59,23 @@ type List struct {
 	Holders []Holder `json:"holders"`
 }
 
+// FenceCheckRequest is the body of POST /v1/fence/check: is Token still
+// Key's current grant?
+type FenceCheckRequest struct {
+	Key   string `json:"key"`
+	Token uint64 `json:"token,string"`
+}
+
+// FenceCheck is the answer of POST /v1/fence/check. Current says whether
+// the token asked about is the key's current grant when the store was
+// read; Token is the current grant's token ("" when nobody holds the key)
+// and Label its holder's label. It never holds the owner id.
+type FenceCheck struct {
+	Current bool   `json:"current"`
+	Token   string `json:"token"`
+	Label   string `json:"label,omitempty"`
+}
+
 // Info is the answer of GET /v1/info: the backend's Info and the
 // capabilities the server offers over it.
 type Info struct {
