@@ -15,6 +15,7 @@
 //	GET  /v1/holder?key=K                                   200 holder, 404 not_held
 //	GET  /v1/list?prefix=P                                  200 {holders}, 501 without a Lister
 //	GET  /v1/watch?key=K&mode=notify|watch                  server-sent events: ready, change
+//	GET  /v1/watch?prefix=P                                 ready, change {key}, resync; 501 without a Lister
 //	GET  /v1/info                                           the backend's Info and capabilities
 //	POST /v1/fence/check {key, token}                       200 {current, token, label}
 //
@@ -45,6 +46,20 @@
 // for logs, and for resources that cannot keep a fence; on a store whose
 // tokens are not safe (Info.SafeTokens false) it is no stronger than they
 // are. remote.Store's CheckFence calls it.
+//
+// # Watch by prefix
+//
+// No backend watches a prefix natively, so a watch by prefix has two
+// sources: the grants and releases through this server (at once), and a
+// list of the prefix every Options.PrefixPoll compared with the one
+// before (changes through other replicas or directly on the store, and
+// expiries, up to one period late). A change elsewhere undone within one
+// period (a key taken and released between two lists) is not seen; a
+// backend without a Lister is refused with 501 rather than watched
+// through this server alone. Each watched prefix is listed once per
+// period however many streams watch it. A stream whose client does not
+// read keeps at most MaxPendingKeys changed keys (then it sends resync:
+// list again) and is dropped once a write waits Options.StreamWriteTimeout.
 //
 // Durations are whole milliseconds (a TTL asked for rounded up, one granted
 // rounded down); tokens are decimal strings.

@@ -44,6 +44,7 @@ func (s *Server) acquire() http.HandlerFunc {
 		if g.Private != nil || g.Lost != nil || !s.info.PortableGrants {
 			out.Handle = s.bound.put(g, time.Now())
 		}
+		s.local.touched(g.Key)
 		writeJSON(w, http.StatusOK, out)
 	}
 }

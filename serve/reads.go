@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -109,11 +108,16 @@ func (s *Server) infoHandler() http.HandlerFunc {
 // whenever the key may have changed (mode=notify: it may be free; mode=watch:
 // its holder changed). A comment line every Heartbeat notices a client that
 // went away. The stream ends when the client goes or the server closes.
+// With prefix instead of key, it is a watch by prefix (see watchPrefix).
 func (s *Server) watch() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := query(r, "key", "mode")
+		q, err := query(r, "key", "mode", "prefix")
 		if err != nil {
 			writeFailure(w, err, "")
+			return
+		}
+		if q.Has("prefix") {
+			s.watchPrefixQuery(w, r, q)
 			return
 		}
 		key, mode := q.Get("key"), q.Get("mode")
@@ -138,9 +142,9 @@ func (s *Server) watch() http.HandlerFunc {
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, key string, changes bool) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, wire.CodeUnavailable, "this connection cannot stream")
+	out, err := s.newSSE(w)
+	if err != nil {
+		writeFailure(w, err, "")
 		return
 	}
 	sig, stop, err := s.signals(r.Context(), key, changes)
@@ -149,31 +153,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, key string, chan
 		return
 	}
 	defer stop()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	k, _ := json.Marshal(key) // a valid key always marshals
-	data := "data: {\"key\":" + string(k) + "}\n\n"
-	_, _ = fmt.Fprint(w, "event: ready\n"+data)
-	flusher.Flush()
+	defer out.end()
+	out.start()
+	data := map[string]string{"key": key}
+	out.event("ready", data)
 	beat := time.NewTicker(s.opts.Heartbeat)
 	defer beat.Stop()
-	for {
+	for out.flush() == nil {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-s.ctx.Done():
 			return
 		case <-beat.C:
-			_, err = fmt.Fprint(w, ":\n\n")
+			out.comment()
 		case _, open := <-sig:
 			if !open {
 				return
 			}
-			_, err = fmt.Fprint(w, "event: change\n"+data)
+			out.event("change", data)
 		}
-		if err != nil {
-			return
-		}
-		flusher.Flush()
 	}
 }

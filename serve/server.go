@@ -31,6 +31,16 @@ type Options struct {
 	// each may do (deny by default); every request but GET
 	// /v1/openapi.json needs one. Nil means no authentication.
 	Tokens *Tokens
+	// PrefixPoll is the period at which a watch by prefix lists the
+	// prefix to see the changes made elsewhere (through other replicas,
+	// directly on the store, expiries); zero means one second. Each
+	// watched prefix is listed once per period, whatever the number of
+	// its streams.
+	PrefixPoll time.Duration
+	// StreamWriteTimeout bounds each write of a watch stream: a client
+	// that stops reading is dropped once its connection's buffers are
+	// full and a write has waited this long; zero means 10 s.
+	StreamWriteTimeout time.Duration
 	// Sweep is the period at which grants bound to the server (see
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
@@ -61,6 +71,7 @@ type Server struct {
 	mux    *http.ServeMux
 	bound  *handles // the grants the server keeps
 	local  *broker  // releases through this server, for watchers
+	polls  pollers  // the lists of watched prefixes
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -79,11 +90,17 @@ func New(store leasehold.Store, opts *Options) *Server {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = 10 * time.Second
 	}
+	if o.PrefixPoll <= 0 {
+		o.PrefixPoll = time.Second
+	}
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = 10 * time.Second
+	}
 	if o.Sweep <= 0 {
 		o.Sweep = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(), ctx: ctx, cancel: cancel}
+	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(), polls: pollers{m: make(map[string]*poller)}, ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.sweepLoop()
 	s.mux = http.NewServeMux()
@@ -147,7 +164,7 @@ func (s *Server) Abandon() {
 func (s *Server) capabilities() wire.Capabilities {
 	_, watch := s.store.(leasehold.Watcher)
 	_, list := s.store.(leasehold.Lister)
-	return wire.Capabilities{Notify: true, Watch: watch, List: list}
+	return wire.Capabilities{Notify: true, Watch: watch, List: list, WatchPrefix: list}
 }
 
 func (s *Server) sweepLoop() {

@@ -99,6 +99,9 @@ type Capabilities struct {
 	Watch bool `json:"watch"`
 	// List: GET /v1/list (the backend can list holders by prefix).
 	List bool `json:"list"`
+	// WatchPrefix: GET /v1/watch?prefix=P signals the keys under P whose
+	// holder may have changed (the backend can list holders by prefix).
+	WatchPrefix bool `json:"watch_prefix"`
 }
 
 // Error is the body of every 4xx and 5xx answer.
