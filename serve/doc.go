@@ -30,7 +30,9 @@
 // nothing is learnt about another owner's grant); 409 held (with the
 // holder, never its owner id) or tokens_exhausted; 502 foreign_record; 503
 // store_unavailable when the backend failed, with the store's error text
-// (the owner id cut out). Release and renew always need the owner id and
+// (the owner id cut out); 503 over_capacity (with Retry-After) for a watch
+// stream past Options.MaxWatches or an acquire that would wait past
+// Options.MaxWaits (10,000 each by default). Release and renew always need the owner id and
 // the token: never the key alone.
 //
 // # Fence check

@@ -115,6 +115,9 @@ const minSecret = 16
 // owner id, the client's secret, is cut out of the message.
 func writeFailure(w http.ResponseWriter, err error, owner string) {
 	status, body := failure(err)
+	if body.Code == wire.CodeOverCapacity {
+		w.Header().Set("Retry-After", "1")
+	}
 	if len(owner) >= minSecret {
 		body.Message = strings.ReplaceAll(body.Message, owner, "<owner>")
 	}

@@ -18,7 +18,7 @@ import (
 // codes are the error codes the API documents.
 var codes = []string{wire.CodeBadRequest, wire.CodeTooLarge, wire.CodeTimeout, wire.CodeUnauthorized, wire.CodeForbidden, wire.CodeInvalidKey, wire.CodeInvalidTTL, wire.CodeInvalidWait,
 	wire.CodeHeld, wire.CodeNotHeld, wire.CodeTokensExhausted, wire.CodeForeignRecord, wire.CodeUnavailable,
-	wire.CodeNotImplemented, wire.CodeNotFound, wire.CodeMethod}
+	wire.CodeNotImplemented, wire.CodeNotFound, wire.CodeMethod, wire.CodeOverCapacity}
 
 // flushEnds is a recorder whose first Flush ends the request, so that a
 // watch stream answers its ready event and returns.

@@ -36,6 +36,12 @@ func (s *Server) watchPrefixQuery(w http.ResponseWriter, r *http.Request, q url.
 			return
 		}
 	}
+	done, err := s.watches.take(s.opts.MaxWatches, "watch streams open", "MaxWatches", "--max-watches")
+	if err != nil {
+		writeFailure(w, err, "")
+		return
+	}
+	defer done()
 	s.watchPrefix(w, r, prefix)
 }
 

@@ -137,6 +137,12 @@ func (s *Server) watch() http.HandlerFunc {
 			writeError(w, http.StatusNotImplemented, wire.CodeNotImplemented, fmt.Sprintf("the %s store has no native watch; use mode=notify", s.info.Name))
 			return
 		}
+		done, err := s.watches.take(s.opts.MaxWatches, "watch streams open", "MaxWatches", "--max-watches")
+		if err != nil {
+			writeFailure(w, err, "")
+			return
+		}
+		defer done()
 		s.stream(w, r, key, mode == "watch")
 	}
 }

@@ -41,6 +41,14 @@ type Options struct {
 	// that stops reading is dropped once its connection's buffers are
 	// full and a write has waited this long; zero means 10 s.
 	StreamWriteTimeout time.Duration
+	// MaxWatches caps the watch streams open at once (by key and by
+	// prefix); one more is refused with 503 over_capacity. Zero means
+	// DefaultMaxWatches.
+	MaxWatches int
+	// MaxWaits caps the acquires waiting at once for a held key (with
+	// wait_ms); one more that would wait is refused with 503
+	// over_capacity. Zero means DefaultMaxWaits.
+	MaxWaits int
 	// Sweep is the period at which grants bound to the server (see
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
@@ -65,16 +73,18 @@ type Options struct {
 // The owner id is the client's secret: the server never logs it and never
 // puts it in a holder, list or watch answer, nor in an error message.
 type Server struct {
-	store  leasehold.Store
-	info   leasehold.Info
-	opts   Options
-	mux    *http.ServeMux
-	bound  *handles // the grants the server keeps
-	local  *broker  // releases through this server, for watchers
-	polls  pollers  // the lists of watched prefixes
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	store   leasehold.Store
+	info    leasehold.Info
+	opts    Options
+	mux     *http.ServeMux
+	bound   *handles // the grants the server keeps
+	local   *broker  // releases through this server, for watchers
+	polls   pollers  // the lists of watched prefixes
+	watches gauge    // watch streams open
+	waits   gauge    // acquires waiting
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 // New returns a Server over store; opts may be nil. Close it to stop its
@@ -95,6 +105,12 @@ func New(store leasehold.Store, opts *Options) *Server {
 	}
 	if o.StreamWriteTimeout <= 0 {
 		o.StreamWriteTimeout = 10 * time.Second
+	}
+	if o.MaxWatches <= 0 {
+		o.MaxWatches = DefaultMaxWatches
+	}
+	if o.MaxWaits <= 0 {
+		o.MaxWaits = DefaultMaxWaits
 	}
 	if o.Sweep <= 0 {
 		o.Sweep = time.Second

@@ -19,6 +19,7 @@ import (
 type serveFlags struct {
 	store, listen, cert, key, tokens *string
 	insecure, asJSON                 *bool
+	limits                           serveLimits
 }
 
 func (a *app) serve(args []string) int {
@@ -31,6 +32,7 @@ func (a *app) serve(args []string) int {
 		tokens:   fs.String("token-file", "", "the bearer tokens the server accepts and their rules; reloaded on SIGHUP"),
 		insecure: fs.Bool("insecure-loopback", false, "serve plain HTTP, on a loopback address only"),
 		asJSON:   jsonFlag(fs),
+		limits:   limitFlags(fs),
 	}
 	if _, code, ok := a.parse(fs, "serve", args); !ok {
 		return code
@@ -54,6 +56,7 @@ func (a *app) serve(args []string) int {
 		scheme = "http"
 	}
 	opts := &serve.Options{}
+	f.limits.apply(opts)
 	if *f.tokens != "" {
 		if opts.Tokens, err = serve.LoadTokens(*f.tokens); err != nil {
 			return a.fail("serve", err)
@@ -62,7 +65,7 @@ func (a *app) serve(args []string) int {
 		defer stopReload()
 	}
 	srv := serve.New(st, opts)
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := f.limits.httpServer(srv)
 	done := make(chan error, 1)
 	go func() {
 		if *f.insecure {
@@ -125,6 +128,9 @@ func (a *app) announce(url, store string, asJSON bool) {
 // and there only when asked for by --insecure-loopback; and one without
 // tokens anywhere but on loopback.
 func checkServeFlags(f serveFlags) error {
+	if err := f.limits.check(); err != nil {
+		return err
+	}
 	tls := *f.cert != "" || *f.key != ""
 	switch {
 	case *f.listen == "":

@@ -133,6 +133,7 @@ const (
 	CodeForeignRecord   = "foreign_record"     // 502: the backend holds a value that is not leasehold's
 	CodeUnavailable     = "store_unavailable"  // 503: the backend failed or could not be reached
 	CodeNotImplemented  = "not_implemented"    // 501: the backend lacks the capability
+	CodeOverCapacity    = "over_capacity"      // 503: a cap of the server (watch streams, waiting acquires) is reached; retry later
 	CodeNotFound        = "not_found"          // 404: no such route
 	CodeMethod          = "method_not_allowed" // 405
 )
