@@ -18,6 +18,7 @@
 //	GET  /v1/watch?prefix=P                                 ready, change {key}, resync; 501 without a Lister
 //	GET  /v1/info                                           the backend's Info and capabilities
 //	POST /v1/fence/check {key, token}                       200 {current, token, label}
+//	GET  /metrics                                           Options.MetricsHandler (Prometheus in leasehold serve)
 //
 // Every refusal is a JSON body {"error": {"code", "message"}} with a 4xx or
 // 5xx status: 400 for malformed JSON, unknown fields or query parameters,
@@ -48,6 +49,17 @@
 // for logs, and for resources that cannot keep a fence; on a store whose
 // tokens are not safe (Info.SafeTokens false) it is no stronger than they
 // are. remote.Store's CheckFence calls it.
+//
+// # Metrics
+//
+// Server.Metrics is a snapshot of the server's counters: requests by
+// route and status, latency by route, refusals by error code, backend
+// errors, acquires waiting, watch streams open, grants kept. Its labels
+// are fixed sets (a route of the API or "other", a status, an error
+// code): never a key, owner id, token or bearer secret. GET /metrics
+// serves Options.MetricsHandler on the API's own listener, so its TLS and
+// tokens apply (the read verb on some key); leasehold serve sets one that
+// exports Metrics in Prometheus's text format (leasehold_serve_*).
 //
 // # Watch by prefix
 //

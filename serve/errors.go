@@ -96,6 +96,9 @@ func decodeError(err error) *requestError {
 
 // writeJSON answers status with v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if e, ok := v.(wire.Error); ok {
+		refused(w, e.Error.Code)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

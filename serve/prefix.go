@@ -160,6 +160,9 @@ func (s *Server) pollLoop(ctx context.Context, prefix string, prev map[string]ui
 		}
 		hs, err := s.store.(leasehold.Lister).List(ctx, prefix)
 		if err != nil {
+			if ctx.Err() == nil {
+				s.stats.backendError()
+			}
 			continue // the next list compares with the last one that worked
 		}
 		cur := tokensOf(hs)

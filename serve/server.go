@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -49,6 +50,12 @@ type Options struct {
 	// wait_ms); one more that would wait is refused with 503
 	// over_capacity. Zero means DefaultMaxWaits.
 	MaxWaits int
+	// MetricsHandler, if set, serves GET /metrics (on the API's own
+	// listener, so its TLS and tokens apply): to a caller whose token may
+	// read some key when Tokens is set. It exports Server.Metrics;
+	// leasehold serve sets one in Prometheus's text format. Nil answers
+	// 501.
+	MetricsHandler http.Handler
 	// Sweep is the period at which grants bound to the server (see
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
@@ -82,6 +89,7 @@ type Server struct {
 	polls   pollers  // the lists of watched prefixes
 	watches gauge    // watch streams open
 	waits   gauge    // acquires waiting
+	stats   *stats   // the counters of Metrics
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -116,7 +124,7 @@ func New(store leasehold.Store, opts *Options) *Server {
 		o.Sweep = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(), polls: pollers{m: make(map[string]*poller)}, ctx: ctx, cancel: cancel}
+	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(), polls: pollers{m: make(map[string]*poller)}, stats: newStats(), ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.sweepLoop()
 	s.mux = http.NewServeMux()
@@ -129,8 +137,13 @@ func New(store leasehold.Store, opts *Options) *Server {
 	return s
 }
 
-// ServeHTTP serves the API.
+// ServeHTTP serves the API, and counts the request (see Metrics).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.observe(w, r, s.route)
+}
+
+// route serves r by its route.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" || pattern == "/" {
 		if allowed := s.allowed(r.URL.Path); allowed != "" {
@@ -194,8 +207,11 @@ func (s *Server) sweepLoop() {
 		case <-t.C:
 			for _, g := range s.bound.expired(time.Now()) {
 				ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-				if s.store.Release(ctx, g) == nil {
+				switch err := s.store.Release(ctx, g); {
+				case err == nil:
 					s.local.signal(g.Key)
+				case !errors.Is(err, leasehold.ErrNotHeld):
+					s.stats.backendError()
 				}
 				cancel()
 			}

@@ -55,7 +55,8 @@ func (a *app) serve(args []string) int {
 	if *f.insecure {
 		scheme = "http"
 	}
-	opts := &serve.Options{}
+	metrics := newServeCollector()
+	opts := &serve.Options{MetricsHandler: metrics.handler()}
 	f.limits.apply(opts)
 	if *f.tokens != "" {
 		if opts.Tokens, err = serve.LoadTokens(*f.tokens); err != nil {
@@ -65,6 +66,7 @@ func (a *app) serve(args []string) int {
 		defer stopReload()
 	}
 	srv := serve.New(st, opts)
+	metrics.srv = srv
 	hs := f.limits.httpServer(srv)
 	done := make(chan error, 1)
 	go func() {
