@@ -16,6 +16,11 @@ const (
 	DefaultMaxWaits = 10_000
 )
 
+// takeWatch takes one of Options.MaxWatches places of a watch stream.
+func (s *Server) takeWatch() (func(), error) {
+	return s.watches.take(s.opts.MaxWatches, "watch streams open", "MaxWatches", "--max-watches")
+}
+
 // gauge counts what is open of something the server caps.
 type gauge struct {
 	n atomic.Int64

@@ -88,10 +88,7 @@ func TestMaxWaits(t *testing.T) {
 	if w := do(t, s, "POST", "/v1/acquire", noWait); w.Code != http.StatusConflict {
 		t.Errorf("an acquire without wait: %d %s, want 409 held", w.Code, w.Body)
 	}
-	rel := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: g.Handle}
-	if w := do(t, s, "POST", "/v1/release", jsonOf(t, rel)); w.Code != http.StatusNoContent {
-		t.Fatalf("release: %d %s", w.Code, w.Body)
-	}
+	release(t, s, g)
 	if code := <-got; code != http.StatusOK {
 		t.Errorf("the waiting acquire answered %d, want 200 after the release", code)
 	}
@@ -138,10 +135,7 @@ func TestSlowWatcherDropped(t *testing.T) {
 	long := "jobs/" + strings.Repeat("k", 1000)
 	for i := 0; s.watches.load() != 0; i++ {
 		g := acquire(t, s, fmt.Sprintf("%s%d", long, i), owner)
-		rel := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: g.Handle}
-		if w := do(t, s, "POST", "/v1/release", jsonOf(t, rel)); w.Code != http.StatusNoContent {
-			t.Fatalf("release: %d %s", w.Code, w.Body)
-		}
+		release(t, s, g)
 		if i%1000 == 999 {
 			time.Sleep(10 * time.Millisecond) // give the blocked write its deadline
 		}

@@ -27,6 +27,15 @@ func checkFence(t *testing.T, h http.Handler, key string, token uint64) wire.Fen
 	return out
 }
 
+// release releases g through h.
+func release(t *testing.T, h http.Handler, g wire.Grant) {
+	t.Helper()
+	rel := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: g.Handle}
+	if w := do(t, h, "POST", "/v1/release", jsonOf(t, rel)); w.Code != http.StatusNoContent {
+		t.Fatalf("release of %q: %d %s", g.Key, w.Code, w.Body)
+	}
+}
+
 // TestFenceCheck: the current grant's token is current; after a release
 // and a new grant the older token is not, and the answer names the new
 // token and its label; a released key has no current token.
@@ -39,10 +48,7 @@ func TestFenceCheck(t *testing.T) {
 	if got := checkFence(t, s, "jobs/f", g.Token+1); got.Current {
 		t.Errorf("a token above the current grant's: %+v, want not current", got)
 	}
-	rel := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: g.Handle}
-	if w := do(t, s, "POST", "/v1/release", jsonOf(t, rel)); w.Code != http.StatusNoContent {
-		t.Fatalf("release: %d %s", w.Code, w.Body)
-	}
+	release(t, s, g)
 	if got := checkFence(t, s, "jobs/f", g.Token); got.Current || got.Token != "" || got.Label != "" {
 		t.Errorf("the token of a released key: %+v, want not current and no token", got)
 	}

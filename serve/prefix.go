@@ -26,17 +26,14 @@ func (s *Server) watchPrefixQuery(w http.ResponseWriter, r *http.Request, q url.
 		writeFailure(w, err, "")
 		return
 	}
+	err := checkPrefix(prefix)
 	if q.Has("key") || q.Has("mode") {
-		writeFailure(w, badRequest("a watch takes key (with mode) or prefix, not both"), "")
-		return
+		err = badRequest("a watch takes key (with mode) or prefix, not both")
 	}
-	if prefix != "" {
-		if err := leasehold.ValidateKey(prefix); err != nil {
-			writeFailure(w, err, "")
-			return
-		}
+	var done func()
+	if err == nil {
+		done, err = s.takeWatch()
 	}
-	done, err := s.watches.take(s.opts.MaxWatches, "watch streams open", "MaxWatches", "--max-watches")
 	if err != nil {
 		writeFailure(w, err, "")
 		return
@@ -79,26 +76,15 @@ func (s *Server) watchPrefix(w http.ResponseWriter, r *http.Request, prefix stri
 	defer out.end()
 	out.start()
 	out.event("ready", map[string]string{"prefix": prefix})
-	beat := time.NewTicker(s.opts.Heartbeat)
-	defer beat.Stop()
-	for out.flush() == nil {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-s.ctx.Done():
-			return
-		case <-beat.C:
-			out.comment()
-		case <-sink.wake:
-			keys, over := sink.take()
-			if over {
-				out.event("resync", map[string]string{"prefix": prefix})
-			}
-			for _, k := range keys {
-				out.event("change", map[string]string{"key": k})
-			}
+	s.pump(r.Context(), out, sink.wake, func() {
+		keys, over := sink.take()
+		if over {
+			out.event("resync", map[string]string{"prefix": prefix})
 		}
-	}
+		for _, k := range keys {
+			out.event("change", map[string]string{"key": k})
+		}
+	})
 }
 
 // pollers are the lists of watched prefixes: one per distinct prefix,

@@ -69,10 +69,7 @@ func TestWatchPrefix(t *testing.T) {
 	if ev := next(); ev != `event: change|data: {"key":"jobs/a"}` {
 		t.Fatalf("after the grant of jobs/a: %q", ev)
 	}
-	rel := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: g.Handle}
-	if w := do(t, s, "POST", "/v1/release", jsonOf(t, rel)); w.Code != http.StatusNoContent {
-		t.Fatalf("release: %d %s", w.Code, w.Body)
-	}
+	release(t, s, g)
 	if ev := next(); ev != `event: change|data: {"key":"jobs/a"}` {
 		t.Fatalf("after the release of jobs/a: %q", ev)
 	}

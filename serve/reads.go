@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/wire"
@@ -74,11 +73,9 @@ func (s *Server) list() http.HandlerFunc {
 			return
 		}
 		prefix := q.Get("prefix")
-		if prefix != "" {
-			if err := leasehold.ValidateKey(prefix); err != nil {
-				writeFailure(w, err, "")
-				return
-			}
+		if err := checkPrefix(prefix); err != nil {
+			writeFailure(w, err, "")
+			return
 		}
 		hs, err := l.List(r.Context(), prefix)
 		if err != nil {
@@ -91,6 +88,14 @@ func (s *Server) list() http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, out)
 	}
+}
+
+// checkPrefix refuses a prefix that is not empty and not a valid key.
+func checkPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	return leasehold.ValidateKey(prefix)
 }
 
 func (s *Server) infoHandler() http.HandlerFunc {
@@ -137,7 +142,7 @@ func (s *Server) watch() http.HandlerFunc {
 			writeError(w, http.StatusNotImplemented, wire.CodeNotImplemented, fmt.Sprintf("the %s store has no native watch; use mode=notify", s.info.Name))
 			return
 		}
-		done, err := s.watches.take(s.opts.MaxWatches, "watch streams open", "MaxWatches", "--max-watches")
+		done, err := s.takeWatch()
 		if err != nil {
 			writeFailure(w, err, "")
 			return
@@ -163,21 +168,5 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, key string, chan
 	out.start()
 	data := map[string]string{"key": key}
 	out.event("ready", data)
-	beat := time.NewTicker(s.opts.Heartbeat)
-	defer beat.Stop()
-	for out.flush() == nil {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-s.ctx.Done():
-			return
-		case <-beat.C:
-			out.comment()
-		case _, open := <-sig:
-			if !open {
-				return
-			}
-			out.event("change", data)
-		}
-	}
+	s.pump(r.Context(), out, sig, func() { out.event("change", data) })
 }

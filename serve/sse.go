@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,4 +75,28 @@ func (e *sse) end() { _ = e.rc.SetWriteDeadline(time.Time{}) }
 // deadline bounds the next write; a recorder (tests) has none.
 func (e *sse) deadline() {
 	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
+}
+
+// pump runs a stream after its first event: it flushes out after each
+// turn, writes a heartbeat every Options.Heartbeat (which notices a client
+// that went away), and calls send when wake has a value; it returns when
+// ctx (the request) or the server ends, wake is closed, or a write fails.
+func (s *Server) pump(ctx context.Context, out *sse, wake <-chan struct{}, send func()) {
+	beat := time.NewTicker(s.opts.Heartbeat)
+	defer beat.Stop()
+	for out.flush() == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-beat.C:
+			out.comment()
+		case _, open := <-wake:
+			if !open {
+				return
+			}
+			send()
+		}
+	}
 }
