@@ -35,7 +35,11 @@ func badRequest(format string, args ...any) *requestError {
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	rc := http.NewResponseController(w)
 	timed := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)) == nil
-	err := decodeFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes), v)
+	mw := w
+	if rec, ok := w.(*recorder); ok {
+		mw = rec.ResponseWriter // net/http's own, which closes the connection after a 413
+	}
+	err := decodeFrom(http.MaxBytesReader(mw, r.Body, MaxBodyBytes), v)
 	var re *requestError
 	switch {
 	case errors.As(err, &re) && re.status == http.StatusRequestTimeout:

@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -77,5 +78,24 @@ func TestMetricsRoute(t *testing.T) {
 	}
 	if w := doAs(t, as, "", "GET", "/metrics", ""); w.Code != http.StatusUnauthorized {
 		t.Errorf("/metrics without a token: %d %s, want 401", w.Code, w.Body)
+	}
+}
+
+// TestTooLargeClosesConnection: a body over MaxBodyBytes still ends its
+// connection (net/http's MaxBytesReader sees the server's own
+// ResponseWriter through the metrics' recorder), so the rest of the body
+// is not read.
+func TestTooLargeClosesConnection(t *testing.T) {
+	s, _ := newServer(t)
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	body := `{"key":"k","owner":"o","ttl_ms":1000,"label":"` + strings.Repeat("x", 2*MaxBodyBytes) + `"}`
+	resp, err := hs.Client().Post(hs.URL+"/v1/acquire", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
+		t.Errorf("an oversized body: %d, connection closed %v; want 413 and closed", resp.StatusCode, resp.Close)
 	}
 }
