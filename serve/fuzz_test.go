@@ -44,6 +44,8 @@ func FuzzHandler(f *testing.F) {
 	f.Add("GET", "/v1/watch?key=k&mode=notify", []byte(nil))
 	f.Add("GET", "/v1/info", []byte(nil))
 	f.Add("POST", "/v1/fence/check", []byte(`{"key":"k","token":"1"}`))
+	f.Add("GET", "/v1/watch?prefix=jobs/", []byte(nil))
+	f.Add("GET", "/metrics", []byte(nil))
 	f.Add("DELETE", "/v1/acquire", []byte(`{}`))
 	f.Fuzz(func(t *testing.T, method, target string, body []byte) {
 		r, err := http.NewRequest(method, "http://x"+target, bytes.NewReader(body))
