@@ -50,6 +50,15 @@
 // tokens are not safe (Info.SafeTokens false) it is no stronger than they
 // are. remote.Store's CheckFence calls it.
 //
+// # Serving it
+//
+// The http.Server in front of a Server should bound headers
+// (MaxHeaderBytes, ReadHeaderTimeout) and idle connections (IdleTimeout),
+// and set no ReadTimeout or WriteTimeout: those would end the watch
+// streams and waiting acquires, which the handler bounds itself
+// (Options.BodyTimeout, StreamWriteTimeout, MaxWatches, MaxWaits, MaxWait).
+// leasehold serve sets 64 KiB, 10 s and --idle-timeout (2 minutes).
+//
 // # Metrics
 //
 // Server.Metrics is a snapshot of the server's counters: requests by
@@ -63,7 +72,8 @@
 //
 // # Watch by prefix
 //
-// No backend watches a prefix natively, so a watch by prefix has two
+// leasehold.Watcher watches one key (no store offers a prefix watch
+// through it), so a watch by prefix has two
 // sources: the grants and releases through this server (at once), and a
 // list of the prefix every Options.PrefixPoll compared with the one
 // before (changes through other replicas or directly on the store, and
