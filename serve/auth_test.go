@@ -64,6 +64,7 @@ func everyVerb(key string) [][3]string {
 		{"GET", "/v1/list?prefix=" + key, ""},
 		{"GET", "/v1/watch?key=" + key, ""},
 		{"POST", "/v1/admin/break", `{"key":"` + key + `"}`},
+		{"POST", "/v1/fence/check", `{"key":"` + key + `","token":"1"}`},
 	}
 }
 

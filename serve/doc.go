@@ -16,8 +16,11 @@
 //	GET  /v1/holder?key=K                                   200 holder, 404 not_held
 //	GET  /v1/list?prefix=P                                  200 {holders}, 501 without a Lister
 //	GET  /v1/watch?key=K&mode=notify|watch                  server-sent events: ready, change
+//	GET  /v1/watch?prefix=P                                 ready, change {key}, resync; 501 without a Lister
 //	GET  /v1/info                                           the backend's Info and capabilities
 //	POST /v1/admin/break {key, token}                      200 the broken lease (admin verb; logged)
+//	POST /v1/fence/check {key, token}                       200 {current, token, label}
+//	GET  /metrics                                           Options.MetricsHandler (Prometheus in leasehold serve)
 //
 // Every refusal is a JSON body {"error": {"code", "message"}} with a 4xx or
 // 5xx status: 400 for malformed JSON, unknown fields or query parameters,
@@ -30,7 +33,9 @@
 // nothing is learnt about another owner's grant); 409 held (with the
 // holder, never its owner id) or tokens_exhausted; 502 foreign_record; 503
 // store_unavailable when the backend failed, with the store's error text
-// (the owner id cut out). Release and renew always need the owner id and
+// (the owner id cut out); 503 over_capacity (with Retry-After) for a watch
+// stream past Options.MaxWatches or an acquire that would wait past
+// Options.MaxWaits (10,000 each by default). Release and renew always need the owner id and
 // the token: never the key alone.
 //
 // An acquire waits for at most wait_ms (cut to MaxWait) while the server
@@ -40,6 +45,54 @@
 // after the client went away is released at once. POST /v1/renew-many
 // renews up to 32 grants, each checked and authorized as a renew, in one
 // call to a backend that renews in batches.
+// # Fence check
+//
+// POST /v1/fence/check (after Chubby's CheckSequencer) answers whether a
+// token is still its key's current grant, from the store's holder read,
+// with the current grant's token and label; it needs the read verb on the
+// key. A check is a point-in-time answer, not a write guard: the lease may
+// end, and another owner be granted the key, between the check and the
+// write that follows it. A resource that must refuse stale writes keeps
+// the highest token it has seen and refuses lower ones: fence.Table, or
+// the SQL, HTTP and object-store fence helpers. Use the check for reads,
+// for logs, and for resources that cannot keep a fence; on a store whose
+// tokens are not safe (Info.SafeTokens false) it is no stronger than they
+// are. remote.Store's CheckFence calls it.
+//
+// # Serving it
+//
+// The http.Server in front of a Server should bound headers
+// (MaxHeaderBytes, ReadHeaderTimeout) and idle connections (IdleTimeout),
+// and set no ReadTimeout or WriteTimeout: those would end the watch
+// streams and waiting acquires, which the handler bounds itself
+// (Options.BodyTimeout, StreamWriteTimeout, MaxWatches, MaxWaits, MaxWait).
+// leasehold serve sets 64 KiB, 10 s and --idle-timeout (2 minutes).
+//
+// # Metrics
+//
+// Server.Metrics is a snapshot of the server's counters: requests by
+// route and status, latency by route, refusals by error code, backend
+// errors, acquires waiting, watch streams open, grants kept. Its labels
+// are fixed sets (a route of the API or "other", a status, an error
+// code): never a key, owner id, token or bearer secret. GET /metrics
+// serves Options.MetricsHandler on the API's own listener, so its TLS and
+// tokens apply (the read verb on some key); leasehold serve sets one that
+// exports Metrics in Prometheus's text format (leasehold_serve_*).
+//
+// # Watch by prefix
+//
+// leasehold.Watcher watches one key (no store offers a prefix watch
+// through it), so a watch by prefix has two
+// sources: the grants and releases through this server (at once), and a
+// list of the prefix every Options.PrefixPoll compared with the one
+// before (changes through other replicas or directly on the store, and
+// expiries, up to one period late). A change elsewhere undone within one
+// period (a key taken and released between two lists) is not seen; a
+// backend without a Lister is refused with 501 rather than watched
+// through this server alone. Each watched prefix is listed once per
+// period however many streams watch it. A stream whose client does not
+// read keeps at most MaxPendingKeys changed keys (then it sends resync:
+// list again) and is dropped once a write waits Options.StreamWriteTimeout.
 //
 // Durations are whole milliseconds (a TTL asked for rounded up, one granted
 // rounded down); tokens are decimal strings.

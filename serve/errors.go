@@ -40,7 +40,11 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 func (s *Server) decodeUpTo(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	rc := http.NewResponseController(w)
 	timed := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)) == nil
-	err := decodeFrom(http.MaxBytesReader(w, r.Body, limit), v)
+	mw := w
+	if rec, ok := w.(*recorder); ok {
+		mw = rec.ResponseWriter // net/http's own, which closes the connection after a 413
+	}
+	err := decodeFrom(http.MaxBytesReader(mw, r.Body, limit), v)
 	var re *requestError
 	switch {
 	case errors.As(err, &re) && re.status == http.StatusRequestTimeout:
@@ -101,6 +105,9 @@ func decodeError(err error) *requestError {
 
 // writeJSON answers status with v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if e, ok := v.(wire.Error); ok {
+		refused(w, e.Error.Code)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -120,6 +127,9 @@ const minSecret = 16
 // owner id, the client's secret, is cut out of the message.
 func writeFailure(w http.ResponseWriter, err error, owner string) {
 	status, body := failureOf(err, owner)
+	if body.Code == wire.CodeOverCapacity {
+		w.Header().Set("Retry-After", "1")
+	}
 	writeJSON(w, status, wire.Error{Error: body})
 }
 

@@ -18,7 +18,7 @@ import (
 // codes are the error codes the API documents.
 var codes = []string{wire.CodeBadRequest, wire.CodeTooLarge, wire.CodeTimeout, wire.CodeUnauthorized, wire.CodeForbidden, wire.CodeInvalidKey, wire.CodeInvalidTTL, wire.CodeInvalidWait,
 	wire.CodeHeld, wire.CodeNotHeld, wire.CodeTokensExhausted, wire.CodeForeignRecord, wire.CodeUnavailable,
-	wire.CodeNotImplemented, wire.CodeNotFound, wire.CodeMethod}
+	wire.CodeNotImplemented, wire.CodeNotFound, wire.CodeMethod, wire.CodeOverCapacity}
 
 // flushEnds is a recorder whose first Flush ends the request, so that a
 // watch stream answers its ready event and returns.
@@ -43,6 +43,9 @@ func FuzzHandler(f *testing.F) {
 	f.Add("GET", "/v1/list?prefix=a%00", []byte(nil))
 	f.Add("GET", "/v1/watch?key=k&mode=notify", []byte(nil))
 	f.Add("GET", "/v1/info", []byte(nil))
+	f.Add("POST", "/v1/fence/check", []byte(`{"key":"k","token":"1"}`))
+	f.Add("GET", "/v1/watch?prefix=jobs/", []byte(nil))
+	f.Add("GET", "/metrics", []byte(nil))
 	f.Add("DELETE", "/v1/acquire", []byte(`{}`))
 	f.Add("POST", "/v1/admin/break", []byte(`{"key":"k","token":"1"}`))
 	f.Add("GET", "/?prefix=%3Cscript%3E", []byte(nil))

@@ -50,6 +50,7 @@ func (s *Server) acquire() http.HandlerFunc {
 			s.known.put(g, time.Now())
 		}
 		s.stats.pulse()
+		s.local.touched(g.Key)
 		writeJSON(w, http.StatusOK, out)
 	}
 }
@@ -62,6 +63,11 @@ func (s *Server) acquireWait(ctx context.Context, req leasehold.AcquireRequest, 
 	if wait <= 0 || !errors.Is(err, leasehold.ErrHeld) {
 		return g, err
 	}
+	done, err := s.waits.take(s.opts.MaxWaits, "acquires waiting", "MaxWaits", "--max-waits")
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
+	defer done()
 	sig, stop, serr := s.signals(ctx, req.Key, false)
 	if serr != nil {
 		return leasehold.Grant{}, serr

@@ -138,7 +138,7 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("info: %d %s (%v)", w.Code, w.Body, err)
 	}
 	want := wire.Info{Name: "memory", MinTTLMs: 1, MaxTTLMs: leasehold.MaxTTL.Milliseconds(), SafeTokens: true,
-		Capabilities: wire.Capabilities{Notify: true, List: true, RenewMany: true}}
+		Capabilities: wire.Capabilities{Notify: true, List: true, RenewMany: true, WatchPrefix: true}}
 	if i != want {
 		t.Errorf("info %+v, want %+v", i, want)
 	}

@@ -46,6 +46,11 @@ func (s *Server) acquireQueued(ctx context.Context, req leasehold.AcquireRequest
 		return leasehold.Grant{}, &requestError{http.StatusNotImplemented, wire.CodeNotImplemented,
 			fmt.Sprintf("the %s store has no queue of its own; leave out queue and the server waits for wait_ms", s.info.Name)}
 	}
+	done, err := s.waits.take(s.opts.MaxWaits, "acquires waiting", "MaxWaits", "--max-waits")
+	if err != nil {
+		return leasehold.Grant{}, err
+	}
+	defer done()
 	defer s.stats.wait(req.Key)()
 	qctx := ctx
 	if wait > 0 {

@@ -1,11 +1,9 @@
 package serve
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/wire"
@@ -75,11 +73,9 @@ func (s *Server) list() http.HandlerFunc {
 			return
 		}
 		prefix := q.Get("prefix")
-		if prefix != "" {
-			if err := leasehold.ValidateKey(prefix); err != nil {
-				writeFailure(w, err, "")
-				return
-			}
+		if err := checkPrefix(prefix); err != nil {
+			writeFailure(w, err, "")
+			return
 		}
 		hs, err := l.List(r.Context(), prefix)
 		if err != nil {
@@ -92,6 +88,14 @@ func (s *Server) list() http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, out)
 	}
+}
+
+// checkPrefix refuses a prefix that is not empty and not a valid key.
+func checkPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	return leasehold.ValidateKey(prefix)
 }
 
 func (s *Server) infoHandler() http.HandlerFunc {
@@ -109,11 +113,16 @@ func (s *Server) infoHandler() http.HandlerFunc {
 // whenever the key may have changed (mode=notify: it may be free; mode=watch:
 // its holder changed). A comment line every Heartbeat notices a client that
 // went away. The stream ends when the client goes or the server closes.
+// With prefix instead of key, it is a watch by prefix (see watchPrefix).
 func (s *Server) watch() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := query(r, "key", "mode")
+		q, err := query(r, "key", "mode", "prefix")
 		if err != nil {
 			writeFailure(w, err, "")
+			return
+		}
+		if q.Has("prefix") {
+			s.watchPrefixQuery(w, r, q)
 			return
 		}
 		key, mode := q.Get("key"), q.Get("mode")
@@ -133,14 +142,20 @@ func (s *Server) watch() http.HandlerFunc {
 			writeError(w, http.StatusNotImplemented, wire.CodeNotImplemented, fmt.Sprintf("the %s store has no native watch; use mode=notify", s.info.Name))
 			return
 		}
+		done, err := s.takeWatch()
+		if err != nil {
+			writeFailure(w, err, "")
+			return
+		}
+		defer done()
 		s.stream(w, r, key, mode == "watch")
 	}
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, key string, changes bool) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, wire.CodeUnavailable, "this connection cannot stream")
+	out, err := s.newSSE(w)
+	if err != nil {
+		writeFailure(w, err, "")
 		return
 	}
 	sig, stop, err := s.signals(r.Context(), key, changes)
@@ -149,31 +164,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, key string, chan
 		return
 	}
 	defer stop()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	k, _ := json.Marshal(key) // a valid key always marshals
-	data := "data: {\"key\":" + string(k) + "}\n\n"
-	_, _ = fmt.Fprint(w, "event: ready\n"+data)
-	flusher.Flush()
-	beat := time.NewTicker(s.opts.Heartbeat)
-	defer beat.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-s.ctx.Done():
-			return
-		case <-beat.C:
-			_, err = fmt.Fprint(w, ":\n\n")
-		case _, open := <-sig:
-			if !open {
-				return
-			}
-			_, err = fmt.Fprint(w, "event: change\n"+data)
-		}
-		if err != nil {
-			return
-		}
-		flusher.Flush()
-	}
+	defer out.end()
+	out.start()
+	data := map[string]string{"key": key}
+	out.event("ready", data)
+	s.pump(r.Context(), out, sig, func() { out.event("change", data) })
 }

@@ -21,6 +21,8 @@ var routes = []route{
 	{"GET", "/v1/list", (*Server).list},
 	{"GET", "/v1/watch", (*Server).watch},
 	{"GET", "/v1/info", (*Server).infoHandler},
+	{"POST", "/v1/fence/check", (*Server).fenceCheck},
+	{"GET", "/metrics", (*Server).metricsRoute},
 	{"GET", "/v1/openapi.json", (*Server).openAPI},
 	{"POST", "/v1/admin/break", (*Server).breakLease},
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,30 @@ type Options struct {
 	// each may do (deny by default); every request but GET
 	// /v1/openapi.json needs one. Nil means no authentication.
 	Tokens *Tokens
+	// PrefixPoll is the period at which a watch by prefix lists the
+	// prefix to see the changes made elsewhere (through other replicas,
+	// directly on the store, expiries); zero means one second. Each
+	// watched prefix is listed once per period, whatever the number of
+	// its streams.
+	PrefixPoll time.Duration
+	// StreamWriteTimeout bounds each write of a watch stream: a client
+	// that stops reading is dropped once its connection's buffers are
+	// full and a write has waited this long; zero means 10 s.
+	StreamWriteTimeout time.Duration
+	// MaxWatches caps the watch streams open at once (by key and by
+	// prefix); one more is refused with 503 over_capacity. Zero means
+	// DefaultMaxWatches.
+	MaxWatches int
+	// MaxWaits caps the acquires waiting at once for a held key (with
+	// wait_ms); one more that would wait is refused with 503
+	// over_capacity. Zero means DefaultMaxWaits.
+	MaxWaits int
+	// MetricsHandler, if set, serves GET /metrics (on the API's own
+	// listener, so its TLS and tokens apply): to a caller whose token may
+	// read some key when Tokens is set. It exports Server.Metrics;
+	// leasehold serve sets one in Prometheus's text format. Nil answers
+	// 501.
+	MetricsHandler http.Handler
 	// Sweep is the period at which grants bound to the server (see
 	// Server) whose TTL passed without a renewal are released; zero means
 	// one second.
@@ -60,19 +85,23 @@ type Options struct {
 // The owner id is the client's secret: the server never logs it and never
 // puts it in a holder, list or watch answer, nor in an error message.
 type Server struct {
-	store  leasehold.Store
-	info   leasehold.Info
-	opts   Options
-	mux    *http.ServeMux
-	bound  *handles           // the grants the server keeps
-	local  *broker            // releases through this server, for watchers
-	known  *known             // owner ids of portable grants, to break them
-	stats  *stats             // waiters and contention, for the dashboard
-	tmpl   *template.Template // the dashboard's page
-	log    *slog.Logger
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	store    leasehold.Store
+	info     leasehold.Info
+	opts     Options
+	mux      *http.ServeMux
+	bound    *handles           // the grants the server keeps
+	local    *broker            // releases through this server, for watchers
+	known    *known             // owner ids of portable grants, to break them
+	stats    *stats             // waiters and contention, for the dashboard
+	tmpl     *template.Template // the dashboard's page
+	log      *slog.Logger
+	polls    pollers   // the lists of watched prefixes
+	watches  gauge     // watch streams open
+	waits    gauge     // acquires waiting
+	counters *counters // the counters of Metrics
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // New returns a Server over store; opts may be nil. Close it to stop its
@@ -88,6 +117,18 @@ func New(store leasehold.Store, opts *Options) *Server {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = 10 * time.Second
 	}
+	if o.PrefixPoll <= 0 {
+		o.PrefixPoll = time.Second
+	}
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = 10 * time.Second
+	}
+	if o.MaxWatches <= 0 {
+		o.MaxWatches = DefaultMaxWatches
+	}
+	if o.MaxWaits <= 0 {
+		o.MaxWaits = DefaultMaxWaits
+	}
 	if o.Sweep <= 0 {
 		o.Sweep = time.Second
 	}
@@ -96,7 +137,8 @@ func New(store leasehold.Store, opts *Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{store: store, info: store.Info(), opts: o, bound: newHandles(), local: newBroker(),
-		known: newKnown(), stats: newStats(), log: o.Logger, ctx: ctx, cancel: cancel}
+		known: newKnown(), stats: newStats(), log: o.Logger, polls: pollers{m: make(map[string]*poller)},
+		counters: newCounters(), ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.sweepLoop()
 	s.mux = http.NewServeMux()
@@ -110,8 +152,13 @@ func New(store leasehold.Store, opts *Options) *Server {
 	return s
 }
 
-// ServeHTTP serves the API.
+// ServeHTTP serves the API, and counts the request (see Metrics).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.observe(w, r, s.route)
+}
+
+// route serves r by its route.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if isPage(pattern) { // the dashboard authenticates by itself
 		h.ServeHTTP(w, r)
@@ -166,7 +213,7 @@ func (s *Server) capabilities() wire.Capabilities {
 	_, watch := s.store.(leasehold.Watcher)
 	_, list := s.store.(leasehold.Lister)
 	_, queue := s.store.(leasehold.Waiter)
-	return wire.Capabilities{Notify: true, Watch: watch, List: list, Queue: queue, RenewMany: true}
+	return wire.Capabilities{Notify: true, Watch: watch, List: list, Queue: queue, RenewMany: true, WatchPrefix: list}
 }
 
 func (s *Server) sweepLoop() {
@@ -181,9 +228,12 @@ func (s *Server) sweepLoop() {
 			s.known.expire(time.Now())
 			for _, g := range s.bound.expired(time.Now()) {
 				ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-				if s.store.Release(ctx, g) == nil {
+				switch err := s.store.Release(ctx, g); {
+				case err == nil:
 					s.local.signal(g.Key)
 					s.stats.pulse()
+				case !errors.Is(err, leasehold.ErrNotHeld):
+					s.counters.backendError()
 				}
 				cancel()
 			}

@@ -67,7 +67,20 @@ func servedAt(t *testing.T, p *proc) string {
 // exactly as written).
 func scrape(t *testing.T, url string) ([]byte, map[string]float64) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return scrapeAs(t, url, "")
+}
+
+// scrapeAs is scrape with a bearer token ("" for none).
+func scrapeAs(t *testing.T, url, token string) ([]byte, map[string]float64) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

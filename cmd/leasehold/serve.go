@@ -20,6 +20,7 @@ import (
 type serveFlags struct {
 	store, listen, cert, key, tokens *string
 	insecure, asJSON                 *bool
+	limits                           serveLimits
 }
 
 func (a *app) serve(args []string) int {
@@ -32,6 +33,7 @@ func (a *app) serve(args []string) int {
 		tokens:   fs.String("token-file", "", "the bearer tokens the server accepts and their rules; reloaded on SIGHUP"),
 		insecure: fs.Bool("insecure-loopback", false, "serve plain HTTP, on a loopback address only"),
 		asJSON:   jsonFlag(fs),
+		limits:   limitFlags(fs),
 	}
 	if _, code, ok := a.parse(fs, "serve", args); !ok {
 		return code
@@ -56,7 +58,9 @@ func (a *app) serve(args []string) int {
 	}
 	// The audit lines (who broke which lease) go to stderr whatever
 	// $LEASEHOLD_LOG says.
-	opts := &serve.Options{Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
+	metrics := newServeCollector()
+	opts := &serve.Options{Logger: slog.New(slog.NewTextHandler(a.stderr, nil)), MetricsHandler: metrics.handler()}
+	f.limits.apply(opts)
 	if *f.tokens != "" {
 		if opts.Tokens, err = serve.LoadTokens(*f.tokens); err != nil {
 			return a.fail("serve", err)
@@ -65,7 +69,8 @@ func (a *app) serve(args []string) int {
 		defer stopReload()
 	}
 	srv := serve.New(st, opts)
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	metrics.srv = srv
+	hs := f.limits.httpServer(srv)
 	done := make(chan error, 1)
 	go func() {
 		if *f.insecure {
@@ -128,6 +133,9 @@ func (a *app) announce(url, store string, asJSON bool) {
 // and there only when asked for by --insecure-loopback; and one without
 // tokens anywhere but on loopback.
 func checkServeFlags(f serveFlags) error {
+	if err := f.limits.check(); err != nil {
+		return err
+	}
 	tls := *f.cert != "" || *f.key != ""
 	switch {
 	case *f.listen == "":

@@ -52,7 +52,7 @@ const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grac
   leasehold bench   [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--markdown]
                     [--chart out.svg] [--title T] [--scale 1,1000,...] [--probes 200] [--herd 1,8,64] [--mem-pid PID,...]
                     [--handoffs 10] [--from results.jsonl ...]
-  leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
+  leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--max-watches N] [--max-waits N] [--idle-timeout D] [--store URL] [--json]
   leasehold version [--json]
   leasehold help    [COMMAND]
 `
@@ -276,7 +276,7 @@ Flags:
 `,
 	"migrate": migrateUsage(storeurl.Stores()),
 	"bench":   benchUsage, // in bench.go, next to the command
-	"serve": `Usage: leasehold serve --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
+	"serve": `Usage: leasehold serve --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--max-watches N] [--max-waits N] [--idle-timeout D] [--store URL] [--json]
 
 Serves the store as a lock service: an HTTP/JSON API (/v1/; its OpenAPI
 document at /v1/openapi.json) for acquire (with a bounded wait), renew,
@@ -307,6 +307,9 @@ Flags:
   --tls-key FILE          its private key (PEM)
   --insecure-loopback     serve plain HTTP; only on 127.0.0.1, ::1 or localhost
   --token-file FILE       the bearer tokens and their rules; reloaded on SIGHUP
+  --max-watches N         the most watch streams open at once (default 10000); more get 503
+  --max-waits N           the most acquires waiting at once for a held key (default 10000); more get 503
+  --idle-timeout D        close a kept-alive connection idle this long (default 2m)
   --store URL             the store to serve (default $LEASEHOLD_STORE, else the embedded file)
   --json                  print the URL as JSON; errors as one line of JSON on stderr
 `,

@@ -63,6 +63,23 @@ type List struct {
 	Holders []Holder `json:"holders"`
 }
 
+// FenceCheckRequest is the body of POST /v1/fence/check: is Token still
+// Key's current grant?
+type FenceCheckRequest struct {
+	Key   string `json:"key"`
+	Token uint64 `json:"token,string"`
+}
+
+// FenceCheck is the answer of POST /v1/fence/check. Current says whether
+// the token asked about is the key's current grant when the store was
+// read; Token is the current grant's token ("" when nobody holds the key)
+// and Label its holder's label. It never holds the owner id.
+type FenceCheck struct {
+	Current bool   `json:"current"`
+	Token   string `json:"token"`
+	Label   string `json:"label,omitempty"`
+}
+
 // Info is the answer of GET /v1/info: the backend's Info and the
 // capabilities the server offers over it.
 type Info struct {
@@ -92,6 +109,9 @@ type Capabilities struct {
 	// RenewMany: POST /v1/renew-many renews several grants in one request
 	// (always offered; in one round trip to the backend when it batches).
 	RenewMany bool `json:"renew_many"`
+	// WatchPrefix: GET /v1/watch?prefix=P signals the keys under P whose
+	// holder may have changed (the backend can list holders by prefix).
+	WatchPrefix bool `json:"watch_prefix"`
 }
 
 // Error is the body of every 4xx and 5xx answer.
@@ -123,6 +143,7 @@ const (
 	CodeForeignRecord   = "foreign_record"     // 502: the backend holds a value that is not leasehold's
 	CodeUnavailable     = "store_unavailable"  // 503: the backend failed or could not be reached
 	CodeNotImplemented  = "not_implemented"    // 501: the backend lacks the capability
+	CodeOverCapacity    = "over_capacity"      // 503: a cap of the server (watch streams, waiting acquires) is reached; retry later
 	CodeNotFound        = "not_found"          // 404: no such route
 	CodeMethod          = "method_not_allowed" // 405
 )
