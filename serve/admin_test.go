@@ -141,7 +141,7 @@ func TestBreakRefused(t *testing.T) {
 		{"stale token", s, adminToken, `{"key":"jobs/a","token":"7"}`, 404, wire.CodeNotHeld, "token 1 holds it now"},
 		{"unknown owner", s, adminToken, `{"key":"jobs/direct"}`, 501, wire.CodeNotImplemented, "did not grant it"},
 		{"bad key", s, adminToken, `{"key":""}`, 400, wire.CodeInvalidKey, "empty"},
-		{"unknown field", s, adminToken, `{"key":"jobs/a","owner":"x"}`, 400, wire.CodeBadRequest, `"owner"`},
+		{"unknown field", s, adminToken, `{"key":"jobs/a","owner":"x-owner-0123456789"}`, 400, wire.CodeBadRequest, `"owner"`},
 	}
 	for _, tc := range tests {
 		w := doAs(t, tc.s, tc.token, "POST", "/v1/admin/break", tc.body)

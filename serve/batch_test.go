@@ -99,7 +99,7 @@ func TestRenewManyRefusals(t *testing.T) {
 		{jobsToken, jsonOf(t, many), 400, "not 33"},
 		{jobsToken, `{"grants":[{"key":"jobs/a","token":"1"}],"x":1}`, 400, `unknown field "x"`},
 		{jobsToken, `{"grants":[{"key":"jobs/a","token":"1"}`, 400, "malformed JSON"},
-		{"", `{"grants":[{"key":"jobs/a","owner":"o","token":"1"}]}`, 401, "bearer token"},
+		{"", `{"grants":[{"key":"jobs/a","owner":"o-owner-0123456789","token":"1"}]}`, 401, "bearer token"},
 	} {
 		w := doAs(t, s, tc.token, "POST", "/v1/renew-many", tc.body)
 		if e := errorOf(t, w); w.Code != tc.status || !strings.Contains(e.Message, tc.says) {
@@ -122,7 +122,7 @@ func (queueing) AcquireWait(ctx context.Context, _ leasehold.AcquireRequest) (le
 // holder.
 func TestQueue(t *testing.T) {
 	s, _ := newServer(t)
-	w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"o1","ttl_ms":1000,"queue":true}`)
+	w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"o1-owner-0123456789","ttl_ms":1000,"queue":true}`)
 	if e := errorOf(t, w); w.Code != 501 || e.Code != wire.CodeNotImplemented || !strings.Contains(e.Message, "no queue") {
 		t.Errorf("queue on memory: %d %+v", w.Code, e)
 	}
@@ -133,7 +133,7 @@ func TestQueue(t *testing.T) {
 		t.Errorf("a Waiter backend's capabilities: %+v", q.capabilities())
 	}
 	held := acquire(t, q, "k", "holder-0123456789")
-	w = do(t, q, "POST", "/v1/acquire", `{"key":"k","owner":"o2","ttl_ms":1000,"queue":true,"wait_ms":20}`)
+	w = do(t, q, "POST", "/v1/acquire", `{"key":"k","owner":"o2-owner-0123456789","ttl_ms":1000,"queue":true,"wait_ms":20}`)
 	if e := errorOf(t, w); w.Code != 409 || e.Holder == nil || e.Holder.Token != held.Token || e.Holder.Label != "test" {
 		t.Errorf("a queued wait that ran out: %d %+v", w.Code, e)
 	}
@@ -159,7 +159,7 @@ func TestAcquireAfterClientLeft(t *testing.T) {
 	st := leaving{memory.New(nil), cancel}
 	s := New(st, nil)
 	t.Cleanup(func() { _ = s.Close(); _ = st.Close() })
-	r := httptest.NewRequestWithContext(ctx, "POST", "/v1/acquire", strings.NewReader(`{"key":"k","owner":"o1","ttl_ms":60000}`))
+	r := httptest.NewRequestWithContext(ctx, "POST", "/v1/acquire", strings.NewReader(`{"key":"k","owner":"o1-owner-0123456789","ttl_ms":60000}`))
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)
 	if _, err := st.Holder(context.Background(), "k"); err == nil || w.Code == http.StatusOK {

@@ -27,7 +27,7 @@ func TestStoreFailure(t *testing.T) {
 	st := memory.New(nil)
 	s := New(leakyStore{st}, nil)
 	defer s.Close()
-	w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"`+owner+`","ttl_ms":1000}`)
+	w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"`+owner+`-owner-01234567","ttl_ms":1000}`)
 	e := errorOf(t, w)
 	if w.Code != http.StatusServiceUnavailable || e.Code != wire.CodeUnavailable || !strings.Contains(e.Message, "connection refused while writing owner <owner>") {
 		t.Errorf("failing store: %d %+v, want 503 with the store's error", w.Code, e)

@@ -70,7 +70,7 @@ func TestFenceCheckBadInput(t *testing.T) {
 	tests := []struct{ name, body, code, says string }{
 		{"empty", "", wire.CodeBadRequest, "empty"},
 		{"malformed", `{"key":`, wire.CodeBadRequest, "malformed JSON"},
-		{"unknown field", `{"key":"k","token":"1","owner":"o"}`, wire.CodeBadRequest, `unknown field "owner"`},
+		{"unknown field", `{"key":"k","token":"1","owner":"o-owner-0123456789"}`, wire.CodeBadRequest, `unknown field "owner"`},
 		{"token as number", `{"key":"k","token":1}`, wire.CodeBadRequest, "token"},
 		{"no token", `{"key":"k"}`, wire.CodeBadRequest, "token"},
 		{"empty key", `{"key":"","token":"1"}`, wire.CodeInvalidKey, "empty"},

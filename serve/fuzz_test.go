@@ -37,8 +37,8 @@ func (f flushEnds) Flush() { f.ResponseRecorder.Flush(); f.end() }
 func FuzzHandler(f *testing.F) {
 	f.Add("POST", "/v1/acquire", []byte(`{"key":"k","owner":"0123456789abcdef","label":"l","ttl_ms":1000}`))
 	f.Add("POST", "/v1/acquire", []byte(`{"key":"k","owner":"0123456789abcdef","ttl_ms":0,"wait_ms":-1}`))
-	f.Add("POST", "/v1/renew", []byte(`{"key":"k","owner":"o","token":"1","ttl_ms":1000,"handle":"x"}`))
-	f.Add("POST", "/v1/release", []byte(`{"key":"k","owner":"o","token":"18446744073709551615"}`))
+	f.Add("POST", "/v1/renew", []byte(`{"key":"k","owner":"o-owner-0123456789","token":"1","ttl_ms":1000,"handle":"x"}`))
+	f.Add("POST", "/v1/release", []byte(`{"key":"k","owner":"o-owner-0123456789","token":"18446744073709551615"}`))
 	f.Add("GET", "/v1/holder?key=k", []byte(nil))
 	f.Add("GET", "/v1/list?prefix=a%00", []byte(nil))
 	f.Add("GET", "/v1/watch?key=k&mode=notify", []byte(nil))
@@ -123,8 +123,8 @@ func checkPage(t *testing.T, w *httptest.ResponseRecorder, r *http.Request) {
 // a body it accepts is valid JSON that decodes to the same value after a
 // round trip; one it refuses gets a 400 or 413 with a message.
 func FuzzDecode(f *testing.F) {
-	f.Add([]byte(`{"key":"k","owner":"o","ttl_ms":1000}`))
-	f.Add([]byte(`{"key":"k","owner":"o","token":"7","handle":"h"}`))
+	f.Add([]byte(`{"key":"k","owner":"o-owner-0123456789","ttl_ms":1000}`))
+	f.Add([]byte(`{"key":"k","owner":"o-owner-0123456789","token":"7","handle":"h"}`))
 	f.Add([]byte(`{"key":"k"} {"key":"k"}`))
 	f.Add([]byte(`{"token":7}`))
 	f.Add([]byte(`{"ttl_ms":1e400}`))

@@ -31,6 +31,10 @@ func (s *Server) acquire() http.HandlerFunc {
 			writeFailure(w, err, body.Owner)
 			return
 		}
+		if err := checkOwner(body.Owner); err != nil {
+			writeFailure(w, err, "")
+			return
+		}
 		if body.WaitMs < 0 {
 			writeFailure(w, fmt.Errorf("%w: wait_ms %d is negative", leasehold.ErrInvalidWait, body.WaitMs), body.Owner)
 			return

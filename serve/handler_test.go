@@ -22,7 +22,7 @@ const owner = "0123456789abcdef0123456789abcdef"
 // TestBadInput: every malformed request gets a JSON error naming the
 // problem, with the right status, and leaves nothing held.
 func TestBadInput(t *testing.T) {
-	long := `{"key":"k","owner":"o","ttl_ms":1000,"label":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
+	long := `{"key":"k","owner":"o-owner-0123456789","ttl_ms":1000,"label":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
 	tests := []struct {
 		name, method, target, body string
 		status                     int
@@ -31,21 +31,23 @@ func TestBadInput(t *testing.T) {
 		{"empty body", "POST", "/v1/acquire", "", 400, wire.CodeBadRequest, "empty"},
 		{"malformed JSON", "POST", "/v1/acquire", `{"key":`, 400, wire.CodeBadRequest, "malformed JSON"},
 		{"syntax error", "POST", "/v1/acquire", `{"key" "k"}`, 400, wire.CodeBadRequest, "malformed JSON at byte"},
-		{"two values", "POST", "/v1/acquire", `{"key":"k","owner":"o","ttl_ms":1000} {}`, 400, wire.CodeBadRequest, "more than one"},
-		{"unknown field", "POST", "/v1/acquire", `{"key":"k","owner":"o","ttl_ms":1000,"tll":1}`, 400, wire.CodeBadRequest, `unknown field "tll"`},
-		{"wrong type", "POST", "/v1/acquire", `{"key":"k","owner":"o","ttl_ms":"1s"}`, 400, wire.CodeBadRequest, `"ttl_ms"`},
-		{"token as number", "POST", "/v1/release", `{"key":"k","owner":"o","token":1}`, 400, wire.CodeBadRequest, "token"},
+		{"two values", "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789","ttl_ms":1000} {}`, 400, wire.CodeBadRequest, "more than one"},
+		{"unknown field", "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789","ttl_ms":1000,"tll":1}`, 400, wire.CodeBadRequest, `unknown field "tll"`},
+		{"wrong type", "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789","ttl_ms":"1s"}`, 400, wire.CodeBadRequest, `"ttl_ms"`},
+		{"token as number", "POST", "/v1/release", `{"key":"k","owner":"o-owner-0123456789","token":1}`, 400, wire.CodeBadRequest, "token"},
 		{"oversized", "POST", "/v1/acquire", long, 413, wire.CodeTooLarge, "longer than"},
-		{"empty key", "POST", "/v1/acquire", `{"key":"","owner":"o","ttl_ms":1000}`, 400, wire.CodeInvalidKey, "empty"},
-		{"control key", "POST", "/v1/acquire", `{"key":"a\u0000b","owner":"o","ttl_ms":1000}`, 400, wire.CodeInvalidKey, "control byte"},
-		{"long key", "POST", "/v1/acquire", `{"key":"` + strings.Repeat("k", 1025) + `","owner":"o","ttl_ms":1000}`, 400, wire.CodeInvalidKey, "longer than"},
+		{"empty key", "POST", "/v1/acquire", `{"key":"","owner":"o-owner-0123456789","ttl_ms":1000}`, 400, wire.CodeInvalidKey, "empty"},
+		{"control key", "POST", "/v1/acquire", `{"key":"a\u0000b","owner":"o-owner-0123456789","ttl_ms":1000}`, 400, wire.CodeInvalidKey, "control byte"},
+		{"long key", "POST", "/v1/acquire", `{"key":"` + strings.Repeat("k", 1025) + `","owner":"o-owner-0123456789","ttl_ms":1000}`, 400, wire.CodeInvalidKey, "longer than"},
 		{"empty owner", "POST", "/v1/acquire", `{"key":"k","owner":"","ttl_ms":1000}`, 400, wire.CodeInvalidKey, "owner"},
-		{"zero TTL", "POST", "/v1/acquire", `{"key":"k","owner":"o"}`, 400, wire.CodeInvalidTTL, "not positive"},
-		{"negative TTL", "POST", "/v1/acquire", `{"key":"k","owner":"o","ttl_ms":-5}`, 400, wire.CodeInvalidTTL, "not positive"},
-		{"huge TTL", "POST", "/v1/acquire", `{"key":"k","owner":"o","ttl_ms":9223372036854775807}`, 400, wire.CodeInvalidTTL, "above the maximum"},
-		{"negative wait", "POST", "/v1/acquire", `{"key":"k","owner":"o","ttl_ms":1000,"wait_ms":-1}`, 400, wire.CodeInvalidWait, "negative"},
-		{"renew zero token", "POST", "/v1/renew", `{"key":"k","owner":"o","token":"0","ttl_ms":1000}`, 404, wire.CodeNotHeld, "token 0"},
-		{"renew no TTL", "POST", "/v1/renew", `{"key":"k","owner":"o","token":"1"}`, 400, wire.CodeInvalidTTL, "not positive"},
+		{"short owner", "POST", "/v1/acquire", `{"key":"k","owner":"worker-1","ttl_ms":1000}`, 400, wire.CodeBadRequest, "owner: 8 bytes; an owner id is 16 to 256 bytes"},
+		{"long owner", "POST", "/v1/acquire", `{"key":"k","owner":"` + strings.Repeat("o", 257) + `","ttl_ms":1000}`, 400, wire.CodeBadRequest, "owner: 257 bytes"},
+		{"zero TTL", "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789"}`, 400, wire.CodeInvalidTTL, "not positive"},
+		{"negative TTL", "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789","ttl_ms":-5}`, 400, wire.CodeInvalidTTL, "not positive"},
+		{"huge TTL", "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789","ttl_ms":9223372036854775807}`, 400, wire.CodeInvalidTTL, "above the maximum"},
+		{"negative wait", "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789","ttl_ms":1000,"wait_ms":-1}`, 400, wire.CodeInvalidWait, "negative"},
+		{"renew zero token", "POST", "/v1/renew", `{"key":"k","owner":"o-owner-0123456789","token":"0","ttl_ms":1000}`, 404, wire.CodeNotHeld, "token 0"},
+		{"renew no TTL", "POST", "/v1/renew", `{"key":"k","owner":"o-owner-0123456789","token":"1"}`, 400, wire.CodeInvalidTTL, "not positive"},
 		{"release no owner", "POST", "/v1/release", `{"key":"k","token":"1"}`, 404, wire.CodeNotHeld, "owner id is empty"},
 		{"release key alone", "POST", "/v1/release", `{"key":"k"}`, 404, wire.CodeNotHeld, "token 0"},
 		{"holder no key", "GET", "/v1/holder", "", 400, wire.CodeInvalidKey, "empty"},
@@ -82,7 +84,7 @@ func TestLifecycle(t *testing.T) {
 	if g.Token == 0 || g.Owner != owner || g.Handle == "" || g.TTLMs != 60000 {
 		t.Fatalf("grant %+v: want a token, the owner, a handle (memory grants are bound) and the TTL", g)
 	}
-	w := do(t, s, "POST", "/v1/acquire", `{"key":"jobs/a","owner":"other-owner","ttl_ms":1000}`)
+	w := do(t, s, "POST", "/v1/acquire", `{"key":"jobs/a","owner":"other-owner-owner-012345","ttl_ms":1000}`)
 	e := errorOf(t, w)
 	if w.Code != http.StatusConflict || e.Code != wire.CodeHeld || e.Holder == nil || e.Holder.Token != g.Token || e.Holder.Label != "test" {
 		t.Fatalf("second acquire: %d %+v, want 409 held naming the holder", w.Code, e)
@@ -98,7 +100,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("renew: %d %s", w.Code, w.Body)
 	}
 	bad := []wire.GrantRequest{
-		{Key: g.Key, Owner: "someone-else", Token: g.Token, Handle: g.Handle},
+		{Key: g.Key, Owner: "someone-else-owner-01234", Token: g.Token, Handle: g.Handle},
 		{Key: g.Key, Owner: g.Owner, Token: g.Token + 1, Handle: g.Handle},
 		{Key: "jobs/b", Owner: g.Owner, Token: g.Token, Handle: g.Handle},
 	}
@@ -151,7 +153,7 @@ func TestAcquireWaits(t *testing.T) {
 	g := acquire(t, s, "k", owner)
 	done := make(chan wire.Grant)
 	go func() {
-		w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"waiter","ttl_ms":1000,"wait_ms":30000}`)
+		w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"waiter-owner-0123456789","ttl_ms":1000,"wait_ms":30000}`)
 		var ng wire.Grant
 		_ = json.Unmarshal(w.Body.Bytes(), &ng)
 		done <- ng
@@ -160,7 +162,7 @@ func TestAcquireWaits(t *testing.T) {
 	if w := do(t, s, "POST", "/v1/release", jsonOf(t, rel)); w.Code != http.StatusNoContent {
 		t.Fatalf("release: %d %s", w.Code, w.Body)
 	}
-	if ng := <-done; ng.Owner != "waiter" || ng.Token != g.Token+1 {
+	if ng := <-done; ng.Owner != "waiter-owner-0123456789" || ng.Token != g.Token+1 {
 		t.Errorf("the waiter got %+v, want the key with token %d", ng, g.Token+1)
 	}
 }
@@ -171,7 +173,7 @@ func TestAcquireWaitEndsWithClient(t *testing.T) {
 	s, st := newServer(t)
 	acquire(t, s, "k", owner)
 	ctx, cancel := context.WithCancel(context.Background())
-	r, _ := http.NewRequestWithContext(ctx, "POST", "/v1/acquire", strings.NewReader(`{"key":"k","owner":"waiter","ttl_ms":1000,"wait_ms":30000}`))
+	r, _ := http.NewRequestWithContext(ctx, "POST", "/v1/acquire", strings.NewReader(`{"key":"k","owner":"waiter-owner-0123456789","ttl_ms":1000,"wait_ms":30000}`))
 	done := make(chan int)
 	go func() {
 		w := newRecorder()
@@ -208,7 +210,7 @@ func TestSweepReleasesAbandonedGrants(t *testing.T) {
 	st := newMemory()
 	s := New(st, &Options{Sweep: time.Millisecond})
 	defer s.Close()
-	w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"o","ttl_ms":1}`)
+	w := do(t, s, "POST", "/v1/acquire", `{"key":"k","owner":"o-owner-0123456789","ttl_ms":1}`)
 	if w.Code != http.StatusOK {
 		t.Fatalf("acquire: %d %s", w.Code, w.Body)
 	}

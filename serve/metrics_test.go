@@ -89,7 +89,7 @@ func TestTooLargeClosesConnection(t *testing.T) {
 	s, _ := newServer(t)
 	hs := httptest.NewServer(s)
 	defer hs.Close()
-	body := `{"key":"k","owner":"o","ttl_ms":1000,"label":"` + strings.Repeat("x", 2*MaxBodyBytes) + `"}`
+	body := `{"key":"k","owner":"o-owner-0123456789","ttl_ms":1000,"label":"` + strings.Repeat("x", 2*MaxBodyBytes) + `"}`
 	resp, err := hs.Client().Post(hs.URL+"/v1/acquire", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -161,7 +161,7 @@ func signIn(t *testing.T, ctx context.Context, url, token string) {
 
 func acquire(t *testing.T, client leasehold.Store, key, label string) leasehold.Grant {
 	t.Helper()
-	g, err := client.Acquire(context.Background(), leasehold.AcquireRequest{Key: key, Owner: "owner-" + key + "-0123456789abcdef", Label: label, TTL: 90 * time.Second})
+	g, err := client.Acquire(context.Background(), leasehold.AcquireRequest{Key: key, Owner: "owner--owner-0123456789" + key + "-0123456789abcdef", Label: label, TTL: 90 * time.Second})
 	if err != nil {
 		t.Fatalf("acquire %s: %v", key, err)
 	}
