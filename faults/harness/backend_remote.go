@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/faults/check"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/storeurl"
 )
@@ -22,30 +24,35 @@ import (
 // hit the client-server link; the server's connections to the served store
 // are direct. The store faults hit the server, not the served store: F8
 // SIGSTOPs it, F9 SIGKILLs it and starts it again on the same port. The
-// server keeps no data: a restart loses the grants it keeps under handles
-// (a served store without PortableGrants, such as etcd's sessions), whose
-// holders' next renewal is refused and whose leases end (the server's
-// design, serve/doc.go), while a portable grant (sqlite, redis, postgres
-// lease rows) renews through the new process.
+// server keeps no data: a portable grant (sqlite, redis, PostgreSQL's lease
+// rows, etcd: Info.PortableGrants) is rebuilt from its key, owner and token
+// and renews through the new process, while a grant bound to the server's
+// own sessions (PostgreSQL's advisory locks, the by-name-only row
+// remote-postgres-advisory) is lost with it: its holder's next renewal is
+// refused and its lease ends (the server's design, serve/doc.go).
 type Remote struct {
 	// Served is the backend the server serves.
 	Served Backend
 	// Leasehold is the leasehold binary the server runs; faults run and
 	// suite build it from ../cmd.
 	Leasehold string
-	// Kept says the served store's grants are bound to the server's
-	// process (not PortableGrants): its takeover after a holder dies waits
-	// for the server's sweeper.
-	Kept bool
 
 	name string
-	proc *testserver.Process
-	addr string
+	// endsOnKill: the served store frees a kept grant when the server's
+	// connections end (PostgreSQL's advisory locks end with the session).
+	endsOnKill bool
+	kept       bool // the served store has no PortableGrants (from its Info)
+	proc       *testserver.Process
+	addr       string
 }
 
 // NewRemote returns the backend called name: a server in front of served.
-func NewRemote(name string, served Backend, kept bool) *Remote {
-	return &Remote{Served: served, Kept: kept, name: name}
+// endsOnKill says the served store frees the grants the server keeps as
+// soon as the server's process dies (its sessions end with their
+// connections), which lets a waiting holder take a key while its holder
+// still believes in it (LossFaults).
+func NewRemote(name string, served Backend, endsOnKill bool) *Remote {
+	return &Remote{Served: served, name: name, endsOnKill: endsOnKill}
 }
 
 // serveSweep is the server's sweep period (serve.Options.Sweep's default,
@@ -71,9 +78,11 @@ func (b *Remote) Start(ctx context.Context, dir string) error {
 		return fmt.Errorf("the served store: %w", err)
 	}
 	url := b.Served.URL(b.Served.Endpoints())
-	if err := setUp(ctx, url); err != nil {
+	info, err := setUp(ctx, url)
+	if err != nil {
 		return err
 	}
+	b.kept = !info.PortableGrants
 	port, err := testserver.FreePort()
 	if err != nil {
 		return err
@@ -87,23 +96,24 @@ func (b *Remote) Start(ctx context.Context, dir string) error {
 	return b.proc.Start(ctx)
 }
 
-// setUp opens the served store once and migrates it if it has a schema
+// setUp opens the served store once, migrates it if it has a schema
 // (PostgreSQL's tables), as the harness's first probe does for a store it
-// opens itself: the remote store has no Migrate to pass on.
-func setUp(ctx context.Context, url string) error {
+// opens itself (the remote store has no Migrate to pass on), and returns
+// its Info.
+func setUp(ctx context.Context, url string) (leasehold.Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	s, err := storeurl.Open(ctx, url)
 	if err != nil {
-		return fmt.Errorf("open the served store %s: %w", url, err)
+		return leasehold.Info{}, fmt.Errorf("open the served store %s: %w", url, err)
 	}
 	defer s.Close()
 	if m, ok := s.(interface{ Migrate(context.Context) error }); ok {
 		if err := m.Migrate(ctx); err != nil {
-			return fmt.Errorf("set up the served store %s: %w", url, err)
+			return leasehold.Info{}, fmt.Errorf("set up the served store %s: %w", url, err)
 		}
 	}
-	return nil
+	return s.Info(), nil
 }
 
 // probe passes once the server answers /v1/info.
@@ -156,10 +166,21 @@ func (b *Remote) RestartStore(ctx context.Context, _ bool) error { return b.proc
 
 // RestartNote implements the note of F9 for the report.
 func (b *Remote) RestartNote() string {
-	if b.Kept {
-		return "F9 on " + b.name + " kills and restarts the leasehold server, not the served store: the grants it kept (the served store's sessions) end with it, and their holders' next renewal is refused (a lost lease, by design)"
+	if b.kept {
+		return "F9 on " + b.name + " kills and restarts the leasehold server, not the served store: the grants it kept (bound to its sessions: the served store has no PortableGrants) end with it, and their holders' next renewal is refused (a lost lease, by design)"
 	}
-	return "F9 on " + b.name + " kills and restarts the leasehold server, not the served store: its grants are portable and renew through the new process"
+	return "F9 on " + b.name + " kills and restarts the leasehold server, not the served store: its grants are portable (rebuilt from key, owner and token) and renew through the new process"
+}
+
+// LossFaults implements GrantLoser: where the served store frees the
+// grants the server kept when the server's process dies (endsOnKill), a
+// waiting holder may take a key in F9 before its holder's next renewal
+// tells it the lease is gone.
+func (b *Remote) LossFaults() []string {
+	if b.endsOnKill {
+		return []string{check.F9}
+	}
+	return nil
 }
 
 // WipeNote says why F9b does not apply.
@@ -175,7 +196,7 @@ func (b *Remote) TakeoverBound(ttl time.Duration) float64 {
 	if tb, ok := b.Served.(TakeoverBounder); ok {
 		bound = tb.TakeoverBound(ttl)
 	}
-	if b.Kept {
+	if b.kept {
 		bound = max(bound, float64(ttl+serveSweep+100*time.Millisecond)/float64(ttl))
 	}
 	return bound

@@ -87,7 +87,9 @@ func NewBackend(name string) (Backend, error) {
 	case "remote-postgres":
 		return NewRemote(name, &Postgres{Mode: "lease"}, false), nil
 	case "remote-etcd":
-		return NewRemote(name, &Etcd{}, true), nil
+		return NewRemote(name, &Etcd{}, false), nil
+	case "remote-postgres-advisory": // by name only: kept grants, see Remote
+		return NewRemote(name, &Postgres{Mode: "advisory"}, true), nil
 	}
 	return nil, unknownBackend(name)
 }
