@@ -21,8 +21,12 @@ func remoteRow() Kind {
 		Usage: "leasehold+https://host:port[/path][?token_file=PATH]   leasehold+http://127.0.0.1:port\n" +
 			"                        a leasehold server (leasehold serve) in front of any of these stores",
 		CheckURL: checkRemote, Open: openRemote, Memory: MemoryServer,
-		Token: "the served store's",
-		Notes: "no store credentials in the client; the served store's capabilities",
+		// the fault harness runs leasehold serve in front of four stores
+		// (faults/harness/backend_remote.go); Servers are theirs.
+		FaultBackends: []string{"remote-sqlite", "remote-redis", "remote-postgres", "remote-etcd"},
+		Servers:       []string{"redis", "postgres", "etcd"},
+		Token:         "the served store's",
+		Notes:         "no store credentials in the client; the served store's capabilities",
 	}
 }
 

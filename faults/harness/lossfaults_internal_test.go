@@ -23,6 +23,8 @@ func TestLossFaults(t *testing.T) {
 		{&Etcd{}, nil},
 		{&Consul{}, nil},
 		{&ZooKeeper{}, nil},
+		{NewRemote("remote-sqlite", &SQLite{}, false), nil},
+		{NewRemote("remote-postgres-advisory", &Postgres{Mode: "advisory"}, true), []string{check.F9}},
 	}
 	for _, c := range cases {
 		got := lossFaults(c.b)

@@ -80,6 +80,16 @@ func NewBackend(name string) (Backend, error) {
 		return &DynamoDB{}, nil
 	case "kube":
 		return &Kube{}, nil
+	case "remote-sqlite":
+		return NewRemote(name, &SQLite{}, false), nil
+	case "remote-redis":
+		return NewRemote(name, &Redis{}, false), nil
+	case "remote-postgres":
+		return NewRemote(name, &Postgres{Mode: "lease"}, false), nil
+	case "remote-etcd":
+		return NewRemote(name, &Etcd{}, false), nil
+	case "remote-postgres-advisory": // by name only: kept grants, see Remote
+		return NewRemote(name, &Postgres{Mode: "advisory"}, true), nil
 	}
 	return nil, unknownBackend(name)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/leasehold-go/leasehold/faults/check"
@@ -53,7 +54,7 @@ func cliCmd(ctx context.Context, args []string) (int, error) {
 }
 
 func runCLI(ctx context.Context, store string, seed uint64, ttl, d time.Duration, bin, dir string) (*check.CLIResult, error) {
-	b, err := harness.NewBackend(store)
+	b, err := newBackend(store, bin)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +67,29 @@ func runCLI(ctx context.Context, store string, seed uint64, ttl, d time.Duration
 		TTL: ttl, Duration: d, Seed: seed,
 		Log: func(format string, a ...any) { logf("[%s cli %d] "+format, append([]any{store, seed}, a...)...) },
 	})
+}
+
+// newBackend returns the backend called name; a remote one (a leasehold
+// server in front of another store) runs the leasehold binary lh.
+func newBackend(name, lh string) (harness.Backend, error) {
+	b, err := harness.NewBackend(name)
+	if r, ok := b.(*harness.Remote); ok {
+		r.Leasehold = lh
+	}
+	return b, err
+}
+
+// needsLeasehold reports whether a store of names runs the leasehold
+// binary (a remote one).
+func needsLeasehold(names []string) bool {
+	for _, n := range names {
+		if b, _ := harness.NewBackend(strings.TrimSpace(n)); b != nil {
+			if _, ok := b.(*harness.Remote); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // leaseholdBinary returns the leasehold binary to run: path, or one built

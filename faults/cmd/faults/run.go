@@ -41,13 +41,22 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	only := fs.String("faults", "", "comma-separated fault classes (default: all the store supports)")
 	dir := fs.String("dir", "", "run directory (default: a temporary one)")
 	keep := fs.Bool("keep", false, "keep the run directory")
+	lh := fs.String("leasehold", "", "the leasehold binary a remote store's server runs (default: built from ../cmd)")
 	readWorkload := workloadFlags(fs)
 	_ = fs.Parse(args)
 	wl, err := readWorkload(shortWorkload())
 	if err != nil {
 		return 0, err
 	}
-	b, err := harness.NewBackend(*store)
+	if needsLeasehold([]string{*store}) {
+		bin, cleanup, err := leaseholdBinary(*lh)
+		if err != nil {
+			return 0, err
+		}
+		defer cleanup()
+		*lh = bin
+	}
+	b, err := newBackend(*store, *lh)
 	if err != nil {
 		return 0, err
 	}

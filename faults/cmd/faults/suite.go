@@ -50,13 +50,13 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	}
 	defer cleanup()
 	s.wall = wall
-	if len(cfg.cliNames) > 0 {
+	if len(cfg.cliNames) > 0 || needsLeasehold(cfg.names) {
 		bin, cleanup, err := leaseholdBinary(cfg.lhBin)
 		if err != nil {
 			return 0, err
 		}
 		defer cleanup()
-		s.lh = bin
+		s.lh, s.cfg.lhBin = bin, bin
 	}
 	if s.root, err = os.MkdirTemp("", "leasehold-faults-"); err != nil {
 		return 0, err
@@ -310,7 +310,7 @@ func runOne(ctx context.Context, tk task, hc, wall []string, root string, cfg su
 		kind = "mutation"
 	}
 	dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", tk.store, kind, tk.seed))
-	b, err := harness.NewBackend(tk.store)
+	b, err := newBackend(tk.store, cfg.lhBin)
 	if err != nil {
 		return nil, dir, err
 	}
