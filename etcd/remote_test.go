@@ -15,8 +15,9 @@ import (
 // and a leasehold server in front of a real etcd: the server's watch
 // streams carry etcd's native watch (mode=watch), waits go through etcd's
 // own queue (AcquireWait), renewals in batches, and its grants are
-// kept under handles (an etcd grant is bound to its session). Restart
-// restarts the server, which ends those grants.
+// kept under handles (an etcd grant carries its session). Restart
+// restarts the server; etcd's grants are portable, so a grant the new
+// server does not know is rebuilt from its key, owner and token.
 func TestRemoteConformance(t *testing.T) {
 	c := testserver.NewEtcd(t, testserver.EtcdOptions{})
 	backend := openURL(t, c.URL())
