@@ -76,9 +76,9 @@ func heldOnce(b *testing.B, name, storeURL string) {
 	b.ReportMetric(mib(rss0), "idle-MiB")
 	b.ReportMetric(float64(rss-rss0)/float64(*heldN), "B/lease")
 	b.ReportMetric(float64(*heldN)/fillTime.Seconds(), "acquires/s")
+	b.ReportMetric(float64(*heldN), "leases")
 	id := fmt.Sprintf("serve-held-%dk-%s", *heldN/1000, name)
 	setFigure(id+"-rss-mib", mib(rss))
-	setFigure(id+"-peak-mib", mib(hwm))
 }
 
 // fill acquires held/0 ... held/n-1 through st with fillers at a time.
