@@ -16,13 +16,13 @@ function ms(us) { return sprintf("%.2f", us / 1000) }
 	id = store SUBSEP g
 	if (!(id in seen)) { seen[id] = 1; ids[++n] = id; storeOf[id] = store; gOf[id] = g }
 	r = ++rounds[id, path]
-	rate[id, path, r] = m["cycles/s"]; p50[id, path, r] = m["p50-µs"]; p99[id, path, r] = m["p99-µs"]
+	rate[id, path, r] = m["cycles/s"]; p50[id, path, r] = m["p50-µs"]; p99[id, path, r] = m["p99-µs"]; cpu[id, path, r] = m["cpu-µs/cycle"]
 	next
 }
 /^BenchmarkHeld\// {
 	metrics()
 	name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkHeld\//, "", name)
-	held[++nh] = sprintf("| %s | %d | %.1f MiB | %.1f MiB | %.1f MiB | %.0f B | %.0f |", name, m["leases"], m["rss-MiB"], m["peak-MiB"], m["idle-MiB"], m["B/lease"], m["acquires/s"])
+	held[++nh] = sprintf("| %s | %d | %.1f MiB | %.1f MiB | %.1f MiB | %.1f MiB | %.0f B | %.0f |", name, m["leases"], m["rss-MiB"], m["anon-MiB"], m["peak-MiB"], m["idle-MiB"], m["B/lease"], m["acquires/s"])
 	next
 }
 /^BenchmarkFanout/ {
@@ -39,20 +39,20 @@ function med(id, path,   k, a, b, t, idx) {
 }
 END {
 	if (n > 0) {
-		print "| store | goroutines | direct cycles/s | through the server cycles/s | server over direct | direct p50 / p99 ms | through the server p50 / p99 ms |"
-		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+		print "| store | goroutines | direct cycles/s | through the server cycles/s | server over direct | direct p50 / p99 ms | through the server p50 / p99 ms | CPU µs per cycle, direct / through the server |"
+		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 		for (x = 1; x <= n; x++) {
 			id = ids[x]
 			if (!rounds[id, "direct"] || !rounds[id, "served"]) continue
 			d = med(id, "direct"); s = med(id, "served")
 			dr = rate[id, "direct", d]; sr = rate[id, "served", s]
-			printf "| %s | %d | %.0f | %.0f | %.2fx | %s / %s | %s / %s |\n", storeOf[id], gOf[id], dr, sr, (sr > 0 ? dr / sr : 0), ms(p50[id, "direct", d]), ms(p99[id, "direct", d]), ms(p50[id, "served", s]), ms(p99[id, "served", s])
+			printf "| %s | %d | %.0f | %.0f | %.2fx | %s / %s | %s / %s | %.0f / %.0f |\n", storeOf[id], gOf[id], dr, sr, (sr > 0 ? dr / sr : 0), ms(p50[id, "direct", d]), ms(p99[id, "direct", d]), ms(p50[id, "served", s]), ms(p99[id, "served", s]), cpu[id, "direct", d], cpu[id, "served", s]
 		}
 		print ""
 	}
 	if (nh > 0) {
-		print "| store served | leases held | resident (VmRSS) | peak (VmHWM) | idle, before the leases | growth per lease | acquires/s (32 at a time) |"
-		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+		print "| store served | leases held | resident (VmRSS) | of it anonymous (RssAnon) | peak (VmHWM) | idle, before the leases | growth per lease | acquires/s (32 at a time) |"
+		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 		for (x = 1; x <= nh; x++) print held[x]
 		print ""
 	}

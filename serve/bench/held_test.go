@@ -25,8 +25,10 @@ const fillers = 32
 // store (the server keeps every grant under a handle) and on the embedded
 // store (portable grants: the server keeps nothing, the file holds them).
 // It reports the process's VmRSS before and with the leases held, its peak
-// (VmHWM), the growth per lease, and the rate at which the leases were
-// taken. The goal is at most 100 MiB resident.
+// (VmHWM), its anonymous part (RssAnon: the heap and stacks, without the
+// pages of the executable, which the kernel shares and may drop), the
+// growth per lease, and the rate at which the leases were taken. The goal
+// is at most 100 MiB resident.
 //
 // Each call fills one new server whatever b.N is: run it with -benchtime
 // 1x.
@@ -70,15 +72,21 @@ func heldOnce(b *testing.B, name, storeURL string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	anon, err := anonMemory(srv.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
 	b.ReportMetric(mib(rss), "rss-MiB")
 	b.ReportMetric(mib(hwm), "peak-MiB")
+	b.ReportMetric(mib(anon), "anon-MiB")
 	b.ReportMetric(mib(rss0), "idle-MiB")
 	b.ReportMetric(float64(rss-rss0)/float64(*heldN), "B/lease")
 	b.ReportMetric(float64(*heldN)/fillTime.Seconds(), "acquires/s")
 	b.ReportMetric(float64(*heldN), "leases")
 	id := fmt.Sprintf("serve-held-%dk-%s", *heldN/1000, name)
 	setFigure(id+"-rss-mib", mib(rss))
+	setFigure(id+"-anon-mib", mib(anon))
 }
 
 // fill acquires held/0 ... held/n-1 through st with fillers at a time.

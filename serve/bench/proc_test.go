@@ -104,6 +104,16 @@ func memory(pid int) (rss, hwm int64, err error) {
 	return rss, hwm, errors.Join(err1, err2)
 }
 
+// anonMemory reads a process's anonymous resident memory (RssAnon), in
+// bytes, from /proc (Linux only).
+func anonMemory(pid int) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	return statusKB(string(b), "RssAnon:")
+}
+
 // statusKB returns the value in bytes of the "Name:   123 kB" line of a
 // /proc/PID/status text.
 func statusKB(status, name string) (int64, error) {

@@ -99,3 +99,26 @@ func TestSummary(t *testing.T) {
 		t.Errorf("a ratio without its served rate was printed:\n%s", out.String())
 	}
 }
+
+func TestStatusKB(t *testing.T) {
+	status := "Name:\tleasehold\nVmHWM:\t  70000 kB\nVmRSS:\t   66680 kB\nRssAnon:\t    6852 kB\nThreads:\t7\n"
+	for _, c := range []struct {
+		name string
+		want int64
+		ok   bool
+	}{
+		{"VmRSS:", 66680 << 10, true},
+		{"VmHWM:", 70000 << 10, true},
+		{"RssAnon:", 6852 << 10, true},
+		{"Threads:", 0, false}, // no kB unit
+		{"RssFile:", 0, false}, // missing
+	} {
+		got, err := statusKB(status, c.name)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("statusKB(%q) = %d, %v; want %d, ok %v", c.name, got, err, c.want, c.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), c.name) {
+			t.Errorf("statusKB(%q)'s error does not name the line: %v", c.name, err)
+		}
+	}
+}
