@@ -1,7 +1,8 @@
 # Renders serve/bench's `go test -bench` output (scripts/bench-page's
 # server section) as three Markdown tables: the cycles direct and through
 # the server side by side (BenchmarkCycle/gN/STORE/PATH/roundR: the median
-# round by rate, with its latencies), the server's memory with leases held
+# round by rate, with its latencies), followed by the HTTP floor
+# (BenchmarkHTTPFloor); the server's memory with leases held
 # (BenchmarkHeld/STORE) and the watch fan-out (BenchmarkFanout).
 function metrics(   i) {
 	delete m
@@ -17,6 +18,11 @@ function ms(us) { return sprintf("%.2f", us / 1000) }
 	if (!(id in seen)) { seen[id] = 1; ids[++n] = id; storeOf[id] = store; gOf[id] = g }
 	r = ++rounds[id, path]
 	rate[id, path, r] = m["cycles/s"]; p50[id, path, r] = m["p50-µs"]; p99[id, path, r] = m["p99-µs"]; cpu[id, path, r] = m["cpu-µs/cycle"]
+	next
+}
+/^BenchmarkHTTPFloor/ {
+	metrics()
+	floor = sprintf("A bare HTTP/1.1 request and answer on a kept-alive loopback connection (`BenchmarkHTTPFloor`, net/http on both sides, no store): %.0f µs, %.0f µs of CPU; a cycle through the server makes two.", m["µs/req"], m["cpu-µs/req"])
 	next
 }
 /^BenchmarkHeld\// {
@@ -49,6 +55,7 @@ END {
 			printf "| %s | %d | %.0f | %.0f | %.2fx | %s / %s | %s / %s | %.0f / %.0f |\n", storeOf[id], gOf[id], dr, sr, (sr > 0 ? dr / sr : 0), ms(p50[id, "direct", d]), ms(p99[id, "direct", d]), ms(p50[id, "served", s]), ms(p99[id, "served", s]), cpu[id, "direct", d], cpu[id, "served", s]
 		}
 		print ""
+		if (floor != "") { print floor; print "" }
 	}
 	if (nh > 0) {
 		print "| store served | leases held | resident (VmRSS) | of it anonymous (RssAnon) | peak (VmHWM) | idle, before the leases | growth per lease | acquires/s (32 at a time) |"
