@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// maxIdleConns bounds the idle connections a store's own client keeps to
+// its server.
+const maxIdleConns = 256
+
 // conns is the transport of a store's own client: it remembers the
 // connections it dials, so that Close closes every one of them (an idle
 // connection that a finished request puts back after CloseIdleConnections
@@ -23,6 +27,11 @@ type conns struct {
 func (c *conns) transport() *http.Transport {
 	c.open = make(map[net.Conn]struct{})
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	// A store talks to one server: keep as many idle connections to it as
+	// goroutines use at once (http.DefaultTransport keeps 2 per host: with
+	// 64 goroutines, each burst of requests dialled up to 62 new
+	// connections and left as many in TIME_WAIT).
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := d.DialContext(ctx, network, addr)

@@ -14,6 +14,7 @@ FILENAME != ARGV[1] && FILENAME != ARGV[2] {
 function show(v, u) {
 	if (u == "x") return sprintf("%.2fx", v)
 	if (u == "B") return sprintf("%.0f B", v)
+	if (u == "MiB") return sprintf("%.1f MiB", v)
 	if (u == "ms") return sprintf("%.1f ms", v)
 	if (u == "us") return sprintf("%.1f µs", v)
 	return (v == int(v)) ? sprintf("%d", v) : sprintf("%.2f", v)
