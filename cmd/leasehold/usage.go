@@ -52,7 +52,7 @@ const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grac
   leasehold bench   [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--markdown]
                     [--chart out.svg] [--title T] [--scale 1,1000,...] [--probes 200] [--herd 1,8,64] [--mem-pid PID,...]
                     [--handoffs 10] [--from results.jsonl ...]
-  leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
+  leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
   leasehold version [--json]
   leasehold help    [COMMAND]
 `
@@ -276,7 +276,7 @@ Flags:
 `,
 	"migrate": migrateUsage(storeurl.Stores()),
 	"bench":   benchUsage, // in bench.go, next to the command
-	"serve": `Usage: leasehold serve --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
+	"serve": `Usage: leasehold serve --listen HOST:PORT (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure-loopback) [--token-file FILE] [--store URL] [--json]
 
 Serves the store as a lock service: an HTTP/JSON API (/v1/; its OpenAPI
 document at /v1/openapi.json) for acquire (with a bounded wait), renew,
@@ -300,11 +300,18 @@ and Consul sessions) has them kept by this server: they end when it stops.
   leasehold+https://HOST:PORT?token_file=PATH. Off loopback --token-file is
   required. Without it anyone who reaches the server can take and read
   leases (never release or renew another's: that needs its owner id).
+  --tls-client-ca asks each client for a certificate and verifies it
+  against the CAs of the file (another CA's fails the handshake); a rule
+    NAME cert:COMMON-NAME VERBS PREFIX...
+  says what a certificate with that subject common name may do. Clients
+  give theirs in the store URL: ?cert_file=PATH&key_file=PATH (and
+  ca_file=PATH for the server's CA). A bearer token, when sent, decides.
 
 Flags:
   --listen HOST:PORT      the address to listen on (port 0: any free port)
   --tls-cert FILE         the server's certificate chain (PEM)
   --tls-key FILE          its private key (PEM)
+  --tls-client-ca FILE    verify client certificates against these CAs (PEM)
   --insecure-loopback     serve plain HTTP; only on 127.0.0.1, ::1 or localhost
   --token-file FILE       the bearer tokens and their rules; reloaded on SIGHUP
   --store URL             the store to serve (default $LEASEHOLD_STORE, else the embedded file)
