@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -18,11 +19,14 @@ type conns struct {
 	closed bool
 }
 
-// transport returns a transport cloned from http.DefaultTransport whose
-// connections c tracks.
-func (c *conns) transport() *http.Transport {
+// transport returns a transport cloned from http.DefaultTransport, with
+// tlsConfig (if not nil), whose connections c tracks.
+func (c *conns) transport(tlsConfig *tls.Config) *http.Transport {
 	c.open = make(map[net.Conn]struct{})
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	if tlsConfig != nil {
+		t.TLSClientConfig = tlsConfig.Clone()
+	}
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := d.DialContext(ctx, network, addr)
