@@ -3,29 +3,40 @@ package remote
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/wire"
 )
 
 // RenewMany renews gs as Renew would, up to wire.MaxBatch grants per
-// request (the server renews them in one call when its backend batches).
-// It returns one result per grant; err is set only when every request
-// failed as a whole.
+// request (the server renews them in one call when its backend batches):
+// the grants a server keeps in requests to that server, the others in
+// requests to any (see the package doc). It returns one result per grant;
+// err is set only when every request failed as a whole.
 func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehold.RenewResult, error) {
 	out := make([]leasehold.RenewResult, len(gs))
 	var whole error
 	sent := 0
-	for start := 0; start < len(gs); start += wire.MaxBatch {
-		chunk := gs[start:min(start+wire.MaxBatch, len(gs))]
-		err := s.renewChunk(ctx, chunk, out[start:start+len(chunk)])
-		if err == nil {
-			sent++
-			continue
-		}
-		whole = err
-		for i := range chunk {
-			out[start+i] = leasehold.RenewResult{Err: err}
+	routes, groups := byRoute(gs)
+	for r, group := range groups {
+		for start := 0; start < len(group); start += wire.MaxBatch {
+			at := group[start:min(start+wire.MaxBatch, len(group))]
+			chunk, res := make([]leasehold.Grant, len(at)), make([]leasehold.RenewResult, len(at))
+			for j, i := range at {
+				chunk[j] = gs[i]
+			}
+			err := s.renewChunk(ctx, routes[r], chunk, res)
+			if err == nil {
+				sent++
+			} else {
+				whole = err
+			}
+			for j, i := range at {
+				if out[i] = res[j]; err != nil {
+					out[i] = leasehold.RenewResult{Err: err}
+				}
+			}
 		}
 	}
 	if sent == 0 && whole != nil {
@@ -34,9 +45,27 @@ func (s *Store) RenewMany(ctx context.Context, gs []leasehold.Grant) ([]leasehol
 	return out, nil
 }
 
+// byRoute groups the indexes of gs by the route of their renewal: the
+// grants each server keeps, and the others.
+func byRoute(gs []leasehold.Grant) ([]route, [][]int) {
+	var (
+		routes []route
+		groups [][]int
+	)
+	for i, g := range gs {
+		rt := routeOf(handleOf(g))
+		k := slices.Index(routes, rt)
+		if k < 0 {
+			routes, groups, k = append(routes, rt), append(groups, nil), len(routes)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	return routes, groups
+}
+
 // renewChunk renews up to wire.MaxBatch grants in one request, writing
 // each result into out. Grants the checks refuse are not sent.
-func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, out []leasehold.RenewResult) error {
+func (s *Store) renewChunk(ctx context.Context, rt route, gs []leasehold.Grant, out []leasehold.RenewResult) error {
 	var (
 		body wire.RenewManyRequest
 		at   []int
@@ -46,14 +75,14 @@ func (s *Store) renewChunk(ctx context.Context, gs []leasehold.Grant, out []leas
 			out[i] = leasehold.RenewResult{Err: err}
 			continue
 		}
-		body.Grants = append(body.Grants, wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, TTLMs: wire.MsCeil(g.TTL), Handle: handleOf(g)})
+		body.Grants = append(body.Grants, wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, TTLMs: wire.MsCeil(g.TTL), Handle: handleOf(g).id})
 		at = append(at, i)
 	}
 	if len(at) == 0 {
 		return nil
 	}
 	var resp wire.RenewManyResponse
-	if err := s.call(ctx, "renew", "POST", "v1/renew-many", body, &resp); err != nil {
+	if _, err := s.callOn(ctx, rt, "renew", "POST", "v1/renew-many", body, &resp); err != nil {
 		return err
 	}
 	if len(resp.Results) != len(at) {

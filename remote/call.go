@@ -16,9 +16,9 @@ import (
 // maxAnswer bounds an answer's body (a list of many holders included).
 const maxAnswer = 64 << 20
 
-// request builds a request of path (relative to the server's URL) with
-// body as JSON (nil for none).
-func (s *Store) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
+// request builds a request of path (relative to the URL of the server
+// idx) with body as JSON (nil for none).
+func (s *Store) request(ctx context.Context, idx int, method, path string, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -27,7 +27,7 @@ func (s *Store) request(ctx context.Context, method, path string, body any) (*ht
 		}
 		rd = bytes.NewReader(b)
 	}
-	u, err := s.base.Parse(path) // path is relative: under the server's URL
+	u, err := s.bases[idx].Parse(path) // path is relative: under the server's URL
 	if err != nil {
 		return nil, err
 	}
@@ -50,44 +50,48 @@ func (s *Store) request(ctx context.Context, method, path string, body any) (*ht
 	return r, nil
 }
 
-// call sends one request and decodes a 2xx answer into out (if not nil).
-// A refusal becomes the error the Store contract names; a failure to reach
-// or understand the server a *leasehold.StoreError; the caller's context
-// error is returned as is, and a closed store's as ErrClosed.
+// call sends one request to any server (see send) and decodes a 2xx
+// answer into out (if not nil).
 func (s *Store) call(ctx context.Context, op, method, path string, body, out any) error {
+	_, err := s.callOn(ctx, anyServer, op, method, path, body, out)
+	return err
+}
+
+// callOn sends one request along rt and decodes a 2xx answer into out (if
+// not nil); it returns the index of the server that answered. A refusal
+// becomes the error the Store contract names; a failure to reach or
+// understand the server a *leasehold.StoreError; the caller's context
+// error is returned as is, and a closed store's as ErrClosed.
+func (s *Store) callOn(ctx context.Context, rt route, op, method, path string, body, out any) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return -1, err
 	}
 	if s.ctx.Err() != nil {
-		return s.fail(op, leasehold.ErrClosed)
+		return -1, s.fail(op, leasehold.ErrClosed)
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
-	r, err := s.request(rctx, method, path, body)
+	resp, idx, err := s.send(rt, s.requestOn(rctx, method, path, body))
 	if err != nil {
-		return s.fail(op, err)
-	}
-	resp, err := s.hc.Do(r)
-	if err != nil {
-		return s.ended(ctx, op, err)
+		return idx, s.ended(ctx, op, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return s.ended(ctx, op, err)
+		return idx, s.ended(ctx, op, err)
 	}
 	if resp.StatusCode >= 300 {
-		return s.refusal(op, resp.StatusCode, b)
+		return idx, s.refusal(op, resp.StatusCode, b)
 	}
 	if out == nil {
-		return nil
+		return idx, nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return s.fail(op, fmt.Errorf("the server's answer (%d) is not what the API says: %w", resp.StatusCode, err))
+		return idx, s.fail(op, fmt.Errorf("the server's answer (%d) is not what the API says: %w", resp.StatusCode, err))
 	}
-	return nil
+	return idx, nil
 }
 
 // ended returns the error of a request that did not get its answer: the
@@ -136,6 +140,9 @@ func (s *Store) refusal(op string, status int, body []byte) error {
 // Store contract names.
 func (s *Store) refusalOf(op string, status int, e wire.ErrorBody) error {
 	se := &ServerError{Status: status, Code: e.Code, Message: e.Message}
+	if e.Code == wire.CodeUnauthorized && s.token != "" && s.from != "" {
+		se.Message += " (the token read from " + s.from + ")"
+	}
 	if e.Code == wire.CodeHeld {
 		h := leasehold.HeldError{}
 		if e.Holder != nil {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -22,16 +23,19 @@ type conns struct {
 	closed bool
 }
 
-// transport returns a transport cloned from http.DefaultTransport whose
-// connections c tracks.
-func (c *conns) transport() *http.Transport {
+// transport returns a transport cloned from http.DefaultTransport, with
+// tlsConfig (if not nil), whose connections c tracks.
+func (c *conns) transport(tlsConfig *tls.Config) *http.Transport {
 	c.open = make(map[net.Conn]struct{})
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	// A store talks to one server: keep as many idle connections to it as
+	// Keep as many idle connections to it as
 	// goroutines use at once (http.DefaultTransport keeps 2 per host: with
 	// 64 goroutines, each burst of requests dialled up to 62 new
 	// connections and left as many in TIME_WAIT).
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	if tlsConfig != nil {
+		t.TLSClientConfig = tlsConfig.Clone()
+	}
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := d.DialContext(ctx, network, addr)

@@ -8,12 +8,17 @@ import (
 	"github.com/leasehold-go/leasehold/internal/wire"
 )
 
-// handle is a grant's Private: the server's handle of a grant it keeps.
-type handle string
+// handle is a grant's Private: the handle of a grant a server keeps, and
+// which server (its index) keeps it.
+type handle struct {
+	id     string
+	server int
+}
 
-func handleOf(g leasehold.Grant) string {
+// handleOf returns g's handle; its id is "" for a grant no server keeps.
+func handleOf(g leasehold.Grant) handle {
 	h, _ := g.Private.(handle)
-	return string(h)
+	return h
 }
 
 // Acquire asks the server for req.Key, without waiting.
@@ -23,11 +28,12 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	}
 	var g wire.Grant
 	body := wire.AcquireRequest{Key: req.Key, Owner: req.Owner, Label: req.Label, TTLMs: wire.MsCeil(req.TTL)}
-	if err := s.call(ctx, "acquire", "POST", "v1/acquire", body, &g); err != nil {
+	server, err := s.callOn(ctx, route{pinned: -1, once: true}, "acquire", "POST", "v1/acquire", body, &g)
+	if err != nil {
 		return leasehold.Grant{}, err
 	}
 	return leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: g.Token,
-		TTL: min(req.TTL, wire.Ms(g.TTLMs)), Private: privateOf(g.Handle)}, nil
+		TTL: min(req.TTL, wire.Ms(g.TTLMs)), Private: privateOf(g.Handle, server)}, nil
 }
 
 // Renew asks the server to extend g by g.TTL.
@@ -36,8 +42,9 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		return leasehold.Grant{}, err
 	}
 	var ng wire.Grant
-	body := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, TTLMs: wire.MsCeil(g.TTL), Handle: handleOf(g)}
-	if err := s.call(ctx, "renew", "POST", "v1/renew", body, &ng); err != nil {
+	h := handleOf(g)
+	body := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, TTLMs: wire.MsCeil(g.TTL), Handle: h.id}
+	if _, err := s.callOn(ctx, routeOf(h), "renew", "POST", "v1/renew", body, &ng); err != nil {
 		return leasehold.Grant{}, err
 	}
 	g.TTL = min(g.TTL, wire.Ms(ng.TTLMs))
@@ -49,8 +56,10 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := leasehold.CheckRelease(g); err != nil {
 		return err
 	}
-	body := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: handleOf(g)}
-	return s.call(ctx, "release", "POST", "v1/release", body, nil)
+	h := handleOf(g)
+	body := wire.GrantRequest{Key: g.Key, Owner: g.Owner, Token: g.Token, Handle: h.id}
+	_, err := s.callOn(ctx, routeOf(h), "release", "POST", "v1/release", body, nil)
+	return err
 }
 
 // Holder asks the server who holds key.
@@ -80,10 +89,11 @@ func (s *Store) list(ctx context.Context, prefix string) ([]leasehold.Holder, er
 	return out, nil
 }
 
-// privateOf is a grant's Private for the server's handle h: nil for none.
-func privateOf(h string) any {
-	if h == "" {
+// privateOf is a grant's Private for the handle id of the server with
+// index server: nil for none.
+func privateOf(id string, server int) any {
+	if id == "" {
 		return nil
 	}
-	return handle(h)
+	return handle{id: id, server: server}
 }

@@ -21,9 +21,10 @@ func (s *Store) acquireWait(ctx context.Context, req leasehold.AcquireRequest) (
 		body.WaitMs = max(wire.MsCeil(time.Until(d)), 1)
 	}
 	var g wire.Grant
-	if err := s.call(ctx, "acquire", "POST", "v1/acquire", body, &g); err != nil {
+	server, err := s.callOn(ctx, route{pinned: -1, once: true}, "acquire", "POST", "v1/acquire", body, &g)
+	if err != nil {
 		return leasehold.Grant{}, err
 	}
 	return leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: g.Token,
-		TTL: min(req.TTL, wire.Ms(g.TTLMs)), Private: privateOf(g.Handle)}, nil
+		TTL: min(req.TTL, wire.Ms(g.TTLMs)), Private: privateOf(g.Handle, server)}, nil
 }

@@ -15,15 +15,25 @@
 // kept by the server under a handle that this store carries in the
 // grant's Private: a restart of the server ends them (the next renewal is
 // refused with ErrNotHeld, so the lease is lost and its context cancelled).
+//
+// Several servers in front of one backend (Options.Servers) are tried in
+// order: a request goes to the server that last answered, and to the next
+// on a connection error or a 503, never after a 4xx. An acquire goes to
+// another server only if it was never sent (its outcome is never
+// guessed at: an acquire whose answer was lost is not sent again). A grant
+// a server keeps under a handle renews and releases through that server
+// only (the server's doc says why); a portable grant through any.
 package remote
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/wire"
@@ -37,16 +47,31 @@ type Options struct {
 	HTTPClient *http.Client
 	// Token, if set, is sent as a bearer token in every request.
 	Token string
+	// TokenFrom says where Token came from (the path of its file), for
+	// the error of a refused token, which never shows the token.
+	TokenFrom string
+	// Servers are the URLs (each of the form Open takes) of further
+	// servers in front of the same backend, tried in order after Open's
+	// when one cannot be reached or its backend fails (see the package
+	// doc for which requests fail over, and which do not).
+	Servers []string
+	// TLSConfig, if set, is the TLS configuration of the store's own
+	// client (ignored with HTTPClient): the CAs it trusts (RootCAs) and
+	// the client certificate it shows (Certificates) to a server that
+	// asks for one (`leasehold serve --tls-client-ca`).
+	TLSConfig *tls.Config
 }
 
 // Store is a leasehold.Store over a leasehold server. Open returns it
 // inside a value that also has the optional capabilities the server
 // offers; use that value (a leasehold.Store), not a *Store, to keep them.
 type Store struct {
-	base    *url.URL // the server's URL, ending in "/"
+	bases   []*url.URL   // the servers' URLs, each ending in "/"
+	cur     atomic.Int32 // the index of the server to ask first
 	hc      *http.Client
 	own     *conns // the connections of the store's own client; nil for Options.HTTPClient
 	token   string
+	from    string // Options.TokenFrom
 	info    leasehold.Info
 	caps    wire.Capabilities
 	ctx     context.Context // ends at Close
@@ -78,18 +103,17 @@ func open(ctx context.Context, baseURL string, opts *Options) (*Store, error) {
 	if opts != nil {
 		o = *opts
 	}
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, &leasehold.StoreError{Store: "remote", Op: "open", Err: fmt.Errorf(
-			"%q is not a server URL: want http://host:port or https://host:port, with an optional path and nothing else", redact(baseURL))}
+	s := &Store{hc: o.HTTPClient, token: o.Token, from: o.TokenFrom}
+	for _, raw := range append([]string{baseURL}, o.Servers...) {
+		u, err := serverURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		s.bases = append(s.bases, u)
 	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
-	s := &Store{base: u, hc: o.HTTPClient, token: o.Token}
 	if s.hc == nil {
 		s.own = &conns{}
-		s.hc = &http.Client{Transport: s.own.transport()}
+		s.hc = &http.Client{Transport: s.own.transport(o.TLSConfig)}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.info.Name = "remote"
@@ -102,6 +126,20 @@ func open(ctx context.Context, baseURL string, opts *Options) (*Store, error) {
 		SafeTokens: wi.SafeTokens, TokenCaveat: wi.TokenCaveat, PortableGrants: wi.PortableGrants}
 	s.caps = wi.Capabilities
 	return s, nil
+}
+
+// serverURL parses a server's URL, http:// or https://, with an optional
+// path prefix and nothing else.
+func serverURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, &leasehold.StoreError{Store: "remote", Op: "open", Err: fmt.Errorf(
+			"%q is not a server URL: want http://host:port or https://host:port, with an optional path and nothing else", redact(raw))}
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u, nil
 }
 
 // redact drops the userinfo of a URL for an error message.

@@ -85,12 +85,14 @@ func (s *Store) openStream(ctx, sctx context.Context, key, mode string) (*stream
 	if s.ctx.Err() != nil {
 		return nil, s.fail("watch", leasehold.ErrClosed)
 	}
-	r, err := s.request(sctx, "GET", "v1/watch?"+url.Values{"key": {key}, "mode": {mode}}.Encode(), nil)
-	if err != nil {
-		return nil, s.fail("watch", err)
-	}
-	r.Header.Set("Accept", "text/event-stream")
-	resp, err := s.hc.Do(r)
+	build := s.requestOn(sctx, "GET", "v1/watch?"+url.Values{"key": {key}, "mode": {mode}}.Encode(), nil)
+	resp, _, err := s.send(anyServer, func(idx int) (*http.Request, error) {
+		r, err := build(idx)
+		if err == nil {
+			r.Header.Set("Accept", "text/event-stream")
+		}
+		return r, err
+	})
 	if err != nil {
 		return nil, s.ended(ctx, "watch", err)
 	}

@@ -25,7 +25,8 @@
 // Every refusal is a JSON body {"error": {"code", "message"}} with a 4xx or
 // 5xx status: 400 for malformed JSON, unknown fields or query parameters,
 // invalid keys, TTLs and waits; 401 without a bearer token the server
-// accepts and 403 for a verb or key outside the token's rules (when the
+// accepts or a client certificate its TLS handshake verified, and 403 for
+// a verb or key outside the token's or certificate's rules (when the
 // server has Options.Tokens; see Tokens); 408 for a body not sent within
 // Options.BodyTimeout; 413 for a body over MaxBodyBytes; 404
 // not_held when a renew or release names a grant that is not held (wrong
@@ -128,7 +129,9 @@
 // Replicas: a kept grant renews through the server that made it; another
 // replica can renew it (rebuilt, on a portable store) only once that server
 // is gone, since a session store's acquiring process ends a grant it did
-// not renew itself.
+// not renew itself. The remote store, given a list of servers, sends a
+// kept grant's renewals to its server only, and the rest to any (see
+// package remote).
 //
 // # Status
 //

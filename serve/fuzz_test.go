@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -156,39 +157,73 @@ type nopCloser struct{ *bytes.Reader }
 func (nopCloser) Close() error { return nil }
 
 // FuzzTokens reads any token file: no panic; an accepted file's rules each
-// grant a known verb on some prefix to a token of at least 16 bytes; a
+// grant a known verb on some prefix, to a token of at least 16 bytes not
+// starting with cert: or to a certificate's non-empty common name that a
+// cert: field of the file names; every rule is found by its credential; a
 // refusal never shows a token of the file.
 func FuzzTokens(f *testing.F) {
 	f.Add("jobs 0123456789abcdef0123 acquire,read jobs/ ci/\n# comment\n\nops fedcba9876543210fedc * *\n")
+	f.Add("bot cert:deploy-bot acquire,renew deploy/\nci cert:build%20bot * *\n")
+	f.Add("a cert: * *\n")
+	f.Add("a cert:x * *\nb cert:x read *\n")
+	f.Add("a cert:%zz * *\n")
 	f.Add("a 0123456789abcdef0123 fly *\n")
 	f.Add("a 0123456789abcdef0123 * *\na 0123456789abcdef0124 * *\n")
 	f.Add("a short * *\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		m, err := parseTokens(strings.NewReader(text))
 		if err != nil {
-			var names, tokens []string
+			// A token that is also written in another field (a name, a
+			// verb: the message may show those) is not looked for.
+			var others, tokens []string
 			for _, line := range strings.Split(text, "\n") {
 				if f := strings.Fields(line); len(f) >= 2 {
-					names, tokens = append(names, f[0]), append(tokens, f[1])
+					others, tokens = append(others, f[0]), append(tokens, f[1])
+					others = append(others, f[2:]...)
 				}
 			}
 			for _, tok := range tokens {
-				named := slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, tok) })
+				named := slices.ContainsFunc(others, func(n string) bool { return strings.Contains(n, tok) })
 				if len(tok) >= minSecret && !named && strings.Contains(err.Error(), tok) {
 					t.Fatalf("the refusal %q shows the token %q", err, tok)
 				}
 			}
 			return
 		}
-		for _, r := range m {
-			if r.name == "" || len(r.verbs) == 0 || len(r.prefixes) == 0 {
-				t.Fatalf("rule %+v grants nothing or to no one", r)
-			}
-			for _, v := range r.verbs {
-				if !slices.Contains(verbs, v) {
-					t.Fatalf("rule %+v has the verb %q", r, v)
-				}
+		checkRuleSet(t, text, m)
+	})
+}
+
+// checkRuleSet checks the rules m that parseTokens read from text.
+func checkRuleSet(t *testing.T, text string, m *ruleSet) {
+	t.Helper()
+	tokens := &Tokens{}
+	tokens.rules.Store(m)
+	rules := slices.Collect(maps.Values(m.tokens))
+	for cn, r := range m.certs {
+		if cn == "" || !strings.Contains(text, "cert:") {
+			t.Fatalf("certificate rule %+v for the common name %q", r, cn)
+		}
+		if got, ok := tokens.lookupCert(cn); !ok || got.name != r.name {
+			t.Fatalf("the rule of the certificate %q is not found", cn)
+		}
+		rules = append(rules, r)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) >= 4 && !strings.HasPrefix(f[0], "#") && !strings.HasPrefix(f[1], certPrefix) {
+			if got, ok := tokens.lookup(f[1]); !ok || got.name != f[0] {
+				t.Fatalf("the rule of %s's token is not found: %+v", f[0], got)
 			}
 		}
-	})
+	}
+	for _, r := range rules {
+		if r.name == "" || len(r.verbs) == 0 || len(r.prefixes) == 0 {
+			t.Fatalf("rule %+v grants nothing or to no one", r)
+		}
+		for _, v := range r.verbs {
+			if !slices.Contains(verbs, v) {
+				t.Fatalf("rule %+v has the verb %q", r, v)
+			}
+		}
+	}
 }

@@ -31,6 +31,8 @@ func FuzzStoreURL(f *testing.F) {
 		"memory://u:s3cretpw@", "nosuch://u:s3cretpw@[::1", "file://localhost/x.db#frag", "%zz://x",
 		"zk://h:1/zookeeper", "s3://b?endpoint=127.0.0.1:7070", "sqlite://u:p%41ssw0rd@/x.db",
 		"kube://u:s3cretpw@/ns", "kube://in-cluster/ns?kubeconfig=/x", "kube:///Bad_NS?context=c",
+		"leasehold+https://h:1/p?cert_file=c&key_file=k&ca_file=a&server=h2:2&server=[::1]:3",
+		"leasehold+https://u:s3cretpw@h:1?server=h2", "leasehold+http://h:1?key_file=k&server=:1",
 	} {
 		f.Add(u)
 	}

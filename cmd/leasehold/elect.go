@@ -22,7 +22,7 @@ func (a *app) elect(args []string) int {
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how observers see this candidate (default host:pid)")
 	once := fs.Bool("once", false, "after a loss, exit 76 rather than campaign again")
-	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
+	store, metricsAddr := clientStoreFlag(fs), metricsFlag(fs)
 	jsonFlag(fs)
 	c, code, ok := a.parse(fs, "elect", args)
 	if !ok {
@@ -66,7 +66,7 @@ func (a *app) observe(args []string) int {
 	poll := durationFlag(fs, "poll", 0, "the longest between two reads on a store without a native watch (default a third of --ttl)")
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "the candidates' --ttl")
 	asJSON := fs.Bool("json", false, "print JSON lines")
-	store := storeFlag(fs)
+	store := clientStoreFlag(fs)
 	if _, code, ok := a.parse(fs, "observe", args); !ok {
 		return code
 	}

@@ -44,6 +44,9 @@ func (a *app) parse(fs *flag.FlagSet, cmd string, args []string) (cmdLine, int, 
 	if j := fs.Lookup("json"); j != nil && err == nil {
 		a.jsonErrors = j.Value.String() == "true"
 	}
+	if err == nil {
+		err = withTokenFile(fs)
+	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(a.stdout, commandUsage[cmd])

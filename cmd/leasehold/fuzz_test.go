@@ -37,6 +37,7 @@ func FuzzArgs(f *testing.F) {
 		"--prefix\x00p\x00--json", "k\x00--key\x00other", "--json=maybe", "k\x00--ttl\x0015", "\x00",
 		"--ttl\x005s\x00k\x00--\x00true", "--json\x00k\x00--wait=1s", "k\x00--label\x00-x\x00--ttl=2s", "-json\x00--\x00-k",
 		"k\x00--ttl", "--bogus=1\x00k", "---ttl\x001s", "-\x00k", "\x00--key\x00\x00--owner=o",
+		"k\x00--token-file\x00/nonexistent.token", "--token-file=\x00k\x00--json",
 	} {
 		for i := range fuzzCommands {
 			f.Add(uint8(i), s)

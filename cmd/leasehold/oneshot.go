@@ -89,7 +89,7 @@ func (a *app) acquire(args []string) int {
 	wait := waitFlag(fs)
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	asJSON := jsonFlag(fs)
-	store := storeFlag(fs)
+	store := clientStoreFlag(fs)
 	if _, code, ok := a.parse(fs, "acquire", args); !ok {
 		if code != exitOK && !a.jsonErrors {
 			a.failClosed(code)
@@ -174,7 +174,7 @@ func (a *app) renew(args []string) int {
 	owner := fs.String("owner", "", "the owner printed by acquire")
 	token := fs.String("token", "", "the token printed by acquire")
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "the new lease duration, from now")
-	store := storeFlag(fs)
+	store := clientStoreFlag(fs)
 	jsonFlag(fs)
 	if _, code, ok := a.parse(fs, "renew", args); !ok {
 		return code
@@ -202,7 +202,7 @@ func (a *app) release(args []string) int {
 	fs.String("key", "", "the lease's key")
 	owner := fs.String("owner", "", "the owner printed by acquire")
 	token := fs.String("token", "", "the token printed by acquire")
-	store := storeFlag(fs)
+	store := clientStoreFlag(fs)
 	jsonFlag(fs)
 	if _, code, ok := a.parse(fs, "release", args); !ok {
 		return code

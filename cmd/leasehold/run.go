@@ -40,7 +40,7 @@ func (a *app) run(args []string) int {
 	wait := waitFlag(fs)
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
-	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
+	store, metricsAddr := clientStoreFlag(fs), metricsFlag(fs)
 	jsonFlag(fs)
 	c, code, ok := a.parse(fs, "run", args)
 	if !ok {

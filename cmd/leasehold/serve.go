@@ -19,6 +19,7 @@ import (
 // serveFlags are serve's flags.
 type serveFlags struct {
 	store, listen, cert, key, tokens *string
+	clientCA                         *string
 	insecure, asJSON                 *bool
 	limits                           serveLimits
 }
@@ -30,6 +31,7 @@ func (a *app) serve(args []string) int {
 		listen:   fs.String("listen", "", "HOST:PORT to listen on (port 0: any free port)"),
 		cert:     fs.String("tls-cert", "", "the server's TLS certificate (PEM file)"),
 		key:      fs.String("tls-key", "", "its private key (PEM file)"),
+		clientCA: fs.String("tls-client-ca", "", "ask clients for a certificate and verify it against these CAs (PEM file); the token file's cert: rules name them"),
 		tokens:   fs.String("token-file", "", "the bearer tokens the server accepts and their rules; reloaded on SIGHUP"),
 		insecure: fs.Bool("insecure-loopback", false, "serve plain HTTP, on a loopback address only"),
 		asJSON:   jsonFlag(fs),
@@ -39,6 +41,10 @@ func (a *app) serve(args []string) int {
 		return code
 	}
 	if err := checkServeFlags(f); err != nil {
+		return a.fail("serve", err)
+	}
+	tlsConfig, err := clientCATLS(*f.clientCA)
+	if err != nil {
 		return a.fail("serve", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -71,6 +77,7 @@ func (a *app) serve(args []string) int {
 	srv := serve.New(st, opts)
 	metrics.srv = srv
 	hs := f.limits.httpServer(srv)
+	hs.TLSConfig = tlsConfig
 	done := make(chan error, 1)
 	go func() {
 		if *f.insecure {
@@ -144,6 +151,8 @@ func checkServeFlags(f serveFlags) error {
 		return usagef("give both --tls-cert and --tls-key")
 	case tls && *f.insecure:
 		return usagef("give --tls-cert and --tls-key, or --insecure-loopback, not both")
+	case *f.clientCA != "" && (!tls || *f.tokens == ""):
+		return usagef("--tls-client-ca needs --tls-cert and --tls-key (client certificates are a TLS handshake's) and --token-file (its cert: rules say what each certificate may do)")
 	case !tls && !*f.insecure:
 		return usagef("leasehold serve needs TLS (--tls-cert and --tls-key); plain HTTP is served only on a loopback address, with --insecure-loopback")
 	}

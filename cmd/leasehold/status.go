@@ -79,7 +79,7 @@ func (a *app) status(args []string) int {
 	key := fs.String("key", "", "one key")
 	prefix := fs.String("prefix", "", "every held key starting with this")
 	asJSON := jsonFlag(fs)
-	store := storeFlag(fs)
+	store := clientStoreFlag(fs)
 	if _, code, ok := a.parse(fs, "status", args); !ok {
 		return code
 	}

@@ -41,18 +41,18 @@ client). Unset or off, only errors that end a command are printed.
 
 // synopsis is the usage of every command, one line each (bench's runs on).
 // The README's CLI block holds the same commands and flags (TestREADMEUsage).
-const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
-  leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--label L] [--store URL] [--json]
-  leasehold renew   [KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--json]
-  leasehold release [KEY] [--owner OWNER] [--token N] [--store URL] [--json]
-  leasehold status  [KEY | --prefix P] [--store URL] [--json]
-  leasehold elect   KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
-  leasehold observe KEY [--poll D] [--ttl 15s] [--store URL] [--json]
+const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+  leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--label L] [--store URL] [--token-file FILE] [--json]
+  leasehold renew   [KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--token-file FILE] [--json]
+  leasehold release [KEY] [--owner OWNER] [--token N] [--store URL] [--token-file FILE] [--json]
+  leasehold status  [KEY | --prefix P] [--store URL] [--token-file FILE] [--json]
+  leasehold elect   KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+  leasehold observe KEY [--poll D] [--ttl 15s] [--store URL] [--token-file FILE] [--json]
   leasehold migrate [--store URL] [--json]
   leasehold bench   [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--markdown]
                     [--chart out.svg] [--title T] [--scale 1,1000,...] [--probes 200] [--herd 1,8,64] [--mem-pid PID,...]
                     [--handoffs 10] [--from results.jsonl ...]
-  leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--max-watches N] [--max-waits N] [--idle-timeout D] [--store URL] [--json]
+  leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure-loopback) [--token-file FILE] [--max-watches N] [--max-waits N] [--idle-timeout D] [--store URL] [--json]
   leasehold version [--json]
   leasehold help    [COMMAND]
 `
@@ -97,7 +97,7 @@ const jsonUsage = `  --json         errors as one line of JSON on stderr (see le
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
 
 Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
 token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
@@ -150,8 +150,10 @@ Flags:
   --grace D      time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))
   --label L      how other holders see this one (default host:pid)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+  --token-file F the bearer token's file, when the store is a leasehold server
+                 (leasehold+https://...; for it alone: other stores refuse it)
 ` + metricsUsage,
-	"acquire": `Usage: leasehold acquire KEY|--key KEY [--ttl 15s] [--wait D|forever] [--label L] [--json] [--store URL]
+	"acquire": `Usage: leasehold acquire KEY|--key KEY [--ttl 15s] [--wait D|forever] [--label L] [--json] [--store URL] [--token-file FILE]
 
 Acquires KEY and exits, leaving the lease held until its TTL ends or it is
 released: renew it with "leasehold renew" before then. It prints shell
@@ -183,8 +185,10 @@ Flags:
   --label L      how other holders see this one (default host:pid)
   --json         print JSON; errors as one line of JSON on stderr
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+  --token-file F the bearer token's file, when the store is a leasehold server
+                 (leasehold+https://...; for it alone: other stores refuse it)
 `,
-	"renew": `Usage: leasehold renew [KEY|--key KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--json]
+	"renew": `Usage: leasehold renew [KEY|--key KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--token-file FILE] [--json]
 
 Extends the lease to TTL from now if OWNER still holds KEY with token N.
 Prints nothing on success; exits 76 if the lease is no longer the caller's
@@ -196,8 +200,10 @@ Flags:
   --token N      the token printed by acquire (default $LEASEHOLD_TOKEN)
   --ttl D        the new lease duration, from now (default 15s)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+  --token-file F the bearer token's file, when the store is a leasehold server
+                 (leasehold+https://...; for it alone: other stores refuse it)
 ` + jsonUsage,
-	"release": `Usage: leasehold release [KEY|--key KEY] [--owner OWNER] [--token N] [--store URL] [--json]
+	"release": `Usage: leasehold release [KEY|--key KEY] [--owner OWNER] [--token N] [--store URL] [--token-file FILE] [--json]
 
 Ends the lease if OWNER still holds KEY with token N. Prints nothing on
 success; exits 76 if the lease was no longer the caller's (it had expired and
@@ -209,8 +215,10 @@ Flags:
   --owner OWNER  the owner printed by acquire (default $LEASEHOLD_OWNER)
   --token N      the token printed by acquire (default $LEASEHOLD_TOKEN)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+  --token-file F the bearer token's file, when the store is a leasehold server
+                 (leasehold+https://...; for it alone: other stores refuse it)
 ` + jsonUsage,
-	"status": `Usage: leasehold status [KEY|--key KEY | --prefix P] [--json] [--store URL]
+	"status": `Usage: leasehold status [KEY|--key KEY | --prefix P] [--json] [--store URL] [--token-file FILE]
 
 Shows who holds KEY, or every held key that starts with P (all held keys
 when neither is given), with the fencing token and the time left by the
@@ -231,8 +239,10 @@ Flags:
   --prefix P     every held key starting with P
   --json         print JSON; errors as one line of JSON on stderr
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+  --token-file F the bearer token's file, when the store is a leasehold server
+                 (leasehold+https://...; for it alone: other stores refuse it)
 `,
-	"elect": `Usage: leasehold elect KEY|--key KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+	"elect": `Usage: leasehold elect KEY|--key KEY [--ttl 15s] [--grace D] [--label L] [--once] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
 
 Campaigns in the election on KEY, waiting as long as it takes, and runs
 COMMAND while this process leads, under the rules of "leasehold run" (see
@@ -253,8 +263,10 @@ Flags:
   --label L      how observers see this candidate (default host:pid)
   --once         after a loss, exit 76 rather than campaign again
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+  --token-file F the bearer token's file, when the store is a leasehold server
+                 (leasehold+https://...; for it alone: other stores refuse it)
 ` + metricsUsage,
-	"observe": `Usage: leasehold observe KEY|--key KEY [--json] [--poll D] [--ttl 15s] [--store URL]
+	"observe": `Usage: leasehold observe KEY|--key KEY [--json] [--poll D] [--ttl 15s] [--store URL] [--token-file FILE]
 
 Prints the election on KEY: its state now, then one line per change (a new
 leader with its epoch, or no leader), until interrupted (then it exits 0).
@@ -273,10 +285,12 @@ Flags:
   --poll D       the longest between two reads without a native watch (default a third of --ttl)
   --ttl D        the candidates' --ttl (default 15s)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
+  --token-file F the bearer token's file, when the store is a leasehold server
+                 (leasehold+https://...; for it alone: other stores refuse it)
 `,
 	"migrate": migrateUsage(storeurl.Stores()),
 	"bench":   benchUsage, // in bench.go, next to the command
-	"serve": `Usage: leasehold serve --listen HOST:PORT (--tls-cert FILE --tls-key FILE | --insecure-loopback) [--token-file FILE] [--max-watches N] [--max-waits N] [--idle-timeout D] [--store URL] [--json]
+	"serve": `Usage: leasehold serve --listen HOST:PORT (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure-loopback) [--token-file FILE] [--max-watches N] [--max-waits N] [--idle-timeout D] [--store URL] [--json]
 
 Serves the store as a lock service: an HTTP/JSON API (/v1/; its OpenAPI
 document at /v1/openapi.json) for acquire (with a bounded wait), renew,
@@ -300,11 +314,18 @@ and Consul sessions) has them kept by this server: they end when it stops.
   leasehold+https://HOST:PORT?token_file=PATH. Off loopback --token-file is
   required. Without it anyone who reaches the server can take and read
   leases (never release or renew another's: that needs its owner id).
+  --tls-client-ca asks each client for a certificate and verifies it
+  against the CAs of the file (another CA's fails the handshake); a rule
+    NAME cert:COMMON-NAME VERBS PREFIX...
+  says what a certificate with that subject common name may do. Clients
+  give theirs in the store URL: ?cert_file=PATH&key_file=PATH (and
+  ca_file=PATH for the server's CA). A bearer token, when sent, decides.
 
 Flags:
   --listen HOST:PORT      the address to listen on (port 0: any free port)
   --tls-cert FILE         the server's certificate chain (PEM)
   --tls-key FILE          its private key (PEM)
+  --tls-client-ca FILE    verify client certificates against these CAs (PEM)
   --insecure-loopback     serve plain HTTP; only on 127.0.0.1, ::1 or localhost
   --token-file FILE       the bearer tokens and their rules; reloaded on SIGHUP
   --max-watches N         the most watch streams open at once (default 10000); more get 503

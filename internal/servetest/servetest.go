@@ -81,6 +81,16 @@ func (s *Server) Restart(t testing.TB) {
 	s.start(t, s.addr)
 }
 
+// Kill stops the server as a killed process stops: its connections
+// dropped, the grants it keeps forgotten (not released), its port closed.
+// It is not started again; the cleanup at the end of the test does nothing
+// more.
+func (s *Server) Kill() {
+	s.hs.CloseClientConnections()
+	s.hs.Close()
+	s.srv.Abandon()
+}
+
 // Open opens a remote store on the server, closed when t ends.
 func (s *Server) Open(t testing.TB) leasehold.Store {
 	t.Helper()
