@@ -135,7 +135,6 @@
 //
 // # Status
 //
-// This is the first slice of issue 28: README.md next to this file says
-// what works (with the commands that test it), what does not yet, and the
-// next steps.
+// README.md next to this file says what works (with the commands that
+// test it), what is measured, and the known gaps.
 package serve
