@@ -55,7 +55,7 @@ func (s *Semaphore) tryAll(ctx context.Context, key string, keys []string, try l
 		switch {
 		case errors.As(err, &he):
 			full.Held[i] = he
-		case errors.Is(err, leasehold.ErrStore) && !errors.Is(err, leasehold.ErrClosed) && ctx.Err() == nil:
+		case failure(err) && ctx.Err() == nil:
 			failed = err
 		default:
 			return nil, nil, err
@@ -136,13 +136,20 @@ func (s *Semaphore) lastTry(ctx context.Context, key string, keys []string, try 
 }
 
 // retryable reports an error a waiting Acquire tries again after: all
-// slots held, or a store failure.
+// slots held, or a failure of the last slot attempt.
 func retryable(err error) bool {
 	var fe *FullError
 	if errors.As(err, &fe) {
 		return true
 	}
-	return errors.Is(err, leasehold.ErrStore) && !errors.Is(err, leasehold.ErrClosed)
+	return failure(err)
+}
+
+// failure reports an error of one slot's attempt that another attempt may
+// not meet: a store failure, or a grant lost before it was handed over (it
+// arrived after the holder's deadline on a slow store or machine).
+func failure(err error) bool {
+	return (errors.Is(err, leasehold.ErrStore) || errors.Is(err, leasehold.ErrLost)) && !errors.Is(err, leasehold.ErrClosed)
 }
 
 // delay is the pause before the next round: the client's backoff, capped

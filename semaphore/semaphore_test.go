@@ -245,3 +245,36 @@ func TestNeverMoreThanN(t *testing.T) {
 		t.Fatalf("%d holders at once, want at most %d", most.Load(), n)
 	}
 }
+
+// lateStore is a memory store whose first grant reaches its client already
+// expired by the holder's clock (TTL 1ns), as a grant slowed past its TTL.
+type lateStore struct {
+	*memory.Store
+	late atomic.Bool
+}
+
+func (s *lateStore) Acquire(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
+	g, err := s.Store.Acquire(ctx, r)
+	if err == nil && s.late.CompareAndSwap(false, true) {
+		g.TTL = time.Nanosecond
+	}
+	return g, err
+}
+
+// A grant lost on arrival is one slot's failed attempt: a waiting Acquire
+// goes on to another slot (or tries again) instead of failing.
+func TestWaitOutlastsGrantLostOnArrival(t *testing.T) {
+	st := &lateStore{Store: memory.New(nil)}
+	s := sem(t, client(t, st), 2)
+	p, err := s.Acquire(context.Background(), "k", leasehold.AcquireOptions{Wait: leasehold.WaitForever})
+	if err != nil {
+		t.Fatalf("got %v, want a permit after the lost grant", err)
+	}
+	if !st.late.Load() {
+		t.Fatal("the store never sent its late grant")
+	}
+	_ = p.Release(context.Background())
+	if _, err := sem(t, client(t, &lateStore{Store: memory.New(nil)}), 1).Acquire(context.Background(), "k", leasehold.AcquireOptions{}); !errors.Is(err, leasehold.ErrLost) {
+		t.Fatalf("a try without a wait: got %v, want the lost grant's error", err)
+	}
+}
