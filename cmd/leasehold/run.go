@@ -29,8 +29,8 @@ type runFlags struct {
 	key, store, label string
 	ttl, wait, grace  time.Duration
 	command           []string
-	slots             int // --slots: hold one of that many slots of KEY (semaphore); 0: the key itself
-	slot              int // the slot held, once acquired with slots
+	slots             int                // --slots: hold one of that many slots of KEY (semaphore); 0: the key itself
+	slot              int                // the slot held, once acquired with slots
 	metricsAddr       string             // --metrics-addr: serve metrics there
 	final             bool               // a loss ends the command (run, elect --once)
 	observer          leasehold.Observer // the client's observer (the metrics), if any
