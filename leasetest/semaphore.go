@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,14 +31,10 @@ type hold struct {
 // See docs/design.md#semaphores.
 func (s *suite) semaphoreAtMostN(t *testing.T) {
 	k := key(t, "sem")
-	ctx, cancel := context.WithTimeout(ctxT(t), 45*time.Second)
-	defer cancel()
-	var mu sync.Mutex
-	var holds []hold
-	var wg sync.WaitGroup
+	var workers []func(ctx context.Context, keep func(hold))
 	for i := range 8 {
 		sem := s.semaphore(t, semSlots)
-		wg.Go(func() {
+		workers = append(workers, func(ctx context.Context, keep func(hold)) {
 			for ctx.Err() == nil {
 				p, err := sem.Acquire(ctx, k, leasehold.AcquireOptions{TTL: s.ttl, Wait: leasehold.WaitForever})
 				if err != nil {
@@ -55,16 +50,11 @@ func (s *suite) semaphoreAtMostN(t *testing.T) {
 					h.end = d
 				}
 				_ = p.Release(context.Background())
-				mu.Lock()
-				holds = append(holds, h)
-				if len(holds) >= 24 {
-					cancel()
-				}
-				mu.Unlock()
+				keep(h)
 			}
 		})
 	}
-	wg.Wait()
+	holds := contend(t, 24, workers)
 	if len(holds) < 24 {
 		t.Fatalf("only %d permits held before the time limit", len(holds))
 	}
