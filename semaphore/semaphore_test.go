@@ -278,3 +278,39 @@ func TestWaitOutlastsGrantLostOnArrival(t *testing.T) {
 		t.Fatalf("a try without a wait: got %v, want the lost grant's error", err)
 	}
 }
+
+// A waiter on a store that notifies is woken by the release of any slot,
+// not by its backoff: here the backoff is an hour, so only the
+// notification can bring it back within the test's (generous) bound.
+func TestWaiterWokenByNotification(t *testing.T) {
+	ctx := context.Background()
+	c, err := leasehold.New(memory.New(nil), &leasehold.Options{TTL: time.Hour, Backoff: leasehold.ConstBackoff(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := sem(t, c, 3)
+	var held []*semaphore.Permit
+	for range 3 {
+		p, err := s.Acquire(ctx, "k", leasehold.AcquireOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	got := make(chan error, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		p, err := s.Acquire(wctx, "k", leasehold.AcquireOptions{Wait: leasehold.WaitForever})
+		if err == nil && p.Slot() != held[2].Slot() {
+			err = errors.New("got another slot than the released one")
+		}
+		got <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the waiter try once and pause; a release before is fine too
+	_ = held[2].Release(ctx)
+	if err := <-got; err != nil {
+		t.Fatalf("the waiter was not handed the released slot: %v", err)
+	}
+}
