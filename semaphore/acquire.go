@@ -89,11 +89,10 @@ func (s *Semaphore) checkSize(ctx context.Context, key string) error {
 // rounds pausing for a backoff delay or until a slot's key is announced
 // free.
 func (s *Semaphore) wait(ctx context.Context, key string, keys []string, try leasehold.AcquireOptions, wait time.Duration) (*Permit, error) {
-	wctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	wctx := ctx
 	if wait != leasehold.WaitForever {
 		var stop context.CancelFunc
-		wctx, stop = context.WithTimeoutCause(wctx, wait, errWaitOver)
+		wctx, stop = context.WithTimeoutCause(ctx, wait, errWaitOver)
 		defer stop()
 	}
 	wake, unsubscribe, err := s.subscribe(wctx, keys)
