@@ -28,14 +28,10 @@ type term struct {
 // See docs/design.md#leader-election.
 func (s *suite) electionOneLeader(t *testing.T) {
 	k := key(t, "election")
-	ctx, cancel := context.WithTimeout(ctxT(t), 45*time.Second)
-	defer cancel()
-	var mu sync.Mutex
-	var terms []term
-	var wg sync.WaitGroup
+	var workers []func(ctx context.Context, keep func(term))
 	for i := range 3 {
 		e := s.election(t, k, nil)
-		wg.Go(func() {
+		workers = append(workers, func(ctx context.Context, keep func(term)) {
 			_ = e.Run(ctx, func(lctx context.Context, l *election.Leadership) error {
 				tm := term{who: i, epoch: l.Epoch(), start: time.Now()}
 				_ = l.RunIfLeader(lctx, func(c context.Context) error {
@@ -46,17 +42,12 @@ func (s *suite) electionOneLeader(t *testing.T) {
 				if d := l.Lease().Deadline(); d.Before(tm.end) {
 					tm.end = d
 				}
-				mu.Lock()
-				terms = append(terms, tm)
-				if len(terms) >= 12 {
-					cancel()
-				}
-				mu.Unlock()
+				keep(tm)
 				return nil
 			})
 		})
 	}
-	wg.Wait()
+	terms := contend(t, 12, workers)
 	if len(terms) < 12 {
 		t.Fatalf("only %d terms before the time limit", len(terms))
 	}
@@ -191,6 +182,30 @@ func (s *suite) election(t *testing.T, key string, o *leasehold.Options) *electi
 		t.Fatal(err)
 	}
 	return e
+}
+
+// contend runs the workers together until they have kept want records
+// between them, or 45 s have passed, and returns the records. A worker
+// returns once its context ends.
+func contend[R any](t *testing.T, want int, workers []func(ctx context.Context, keep func(R))) []R {
+	ctx, cancel := context.WithTimeout(ctxT(t), 45*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var kept []R
+	keep := func(r R) {
+		mu.Lock()
+		defer mu.Unlock()
+		kept = append(kept, r)
+		if len(kept) >= want {
+			cancel()
+		}
+	}
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() { w(ctx, keep) })
+	}
+	wg.Wait()
+	return kept
 }
 
 // sleepCtx waits d or until ctx ends.

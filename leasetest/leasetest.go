@@ -106,6 +106,8 @@ func Run(t *testing.T, cfg Config) {
 		{"election_one_leader_at_a_time_epochs_increase", s.electionOneLeader},
 		{"election_observer_sees_each_leader_and_store_loss", s.electionObserver},
 		{"election_paused_leader_loses_before_next_term", s.electionPausedLeaderLoses},
+		{"semaphore_at_most_n_holders_under_contention", s.semaphoreAtMostN},
+		{"semaphore_crashed_holders_slot_frees_at_its_ttl", s.semaphoreCrashedHolders},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, tc.fn)

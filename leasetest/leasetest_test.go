@@ -25,7 +25,7 @@ type broken struct {
 }
 
 func (b *broken) Acquire(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
-	if b.mutation == "acquire_not_exclusive" {
+	if b.mutation == "acquire_not_exclusive" || (b.mutation == "slot_keys_not_exclusive" && strings.Contains(r.Key, "/slot/")) {
 		g, err := b.Store.Acquire(ctx, r)
 		if err != nil {
 			h, _ := b.Store.Holder(ctx, r.Key)
@@ -95,6 +95,9 @@ var mutations = []struct{ name, catcher string }{
 	{"renew_ignores_owner", "rule2_renew_and_release_by_wrong_owner_refused_and_harmless"},
 	{"renew_does_not_extend", "rule2_renew_by_owner_extends"},
 	{"late_cleanup_by_key", "rule2_abandoned_acquire_cleanup_spares_later_grant"},
+	// Exclusive on every key but a semaphore's slot keys: only the
+	// semaphore rule sees the over-admission.
+	{"slot_keys_not_exclusive", "semaphore_at_most_n_holders_under_contention"},
 }
 
 // TestBrokenStore runs the suite on one broken store; only the sensitivity

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/semaphore"
 )
 
 // forwarded are the signals that run passes on to the command's process
@@ -28,6 +29,8 @@ type runFlags struct {
 	key, store, label string
 	ttl, wait, grace  time.Duration
 	command           []string
+	slots             int                // --slots: hold one of that many slots of KEY (semaphore); 0: the key itself
+	slot              int                // the slot held, once acquired with slots
 	metricsAddr       string             // --metrics-addr: serve metrics there
 	final             bool               // a loss ends the command (run, elect --once)
 	observer          leasehold.Observer // the client's observer (the metrics), if any
@@ -38,6 +41,7 @@ func (a *app) run(args []string) int {
 	key := fs.String("key", "", "the lease's key")
 	ttl := durationFlag(fs, "ttl", leasehold.DefaultTTL, "lease duration")
 	wait := waitFlag(fs)
+	slots := fs.Int("slots", 0, "hold one of N slots of KEY (a semaphore: at most N holders)")
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store, metricsAddr := clientStoreFlag(fs), metricsFlag(fs)
@@ -46,7 +50,7 @@ func (a *app) run(args []string) int {
 	if !ok {
 		return code
 	}
-	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr, final: true}
+	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr, final: true, slots: *slots}
 	if err := f.check(fs, c); err != nil {
 		return a.fail("run", err)
 	}
@@ -64,6 +68,9 @@ func (f *runFlags) check(fs *flag.FlagSet, c cmdLine) error {
 	}
 	if err := checkWait(f.wait); err != nil {
 		return err
+	}
+	if f.slots < 0 || f.slots > semaphore.MaxSlots {
+		return usagef("--slots %d is outside 1 to %d (0: no semaphore)", f.slots, semaphore.MaxSlots)
 	}
 	var err error
 	if f.grace, err = checkGrace(f.grace, f.ttl, flagGiven(fs, "grace")); err != nil {
@@ -84,6 +91,7 @@ type held struct {
 	store  leasehold.Store
 	client *leasehold.Client
 	lease  *leasehold.Lease
+	slot   int // with --slots: the slot the lease is on
 	err    error
 }
 
@@ -133,6 +141,7 @@ func (a *app) runCommand(f runFlags) int {
 		fmt.Fprintf(a.stderr, "leasehold %s: warning: the %s store's tokens are not fencing tokens (%s); do not use LEASEHOLD_TOKEN to reject stale writes\n", f.name,
 			info.Name, strings.TrimSuffix(orDefault(info.TokenCaveat, "the store does not promise increasing tokens"), "."))
 	}
+	f.slot = h.slot
 	code := a.supervise(f, h.lease, sigs)
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
@@ -165,7 +174,21 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 	if h.err != nil {
 		return h
 	}
-	h.lease, h.err = h.client.Acquire(ctx, f.key, leasehold.AcquireOptions{TTL: f.ttl, Wait: f.wait})
+	opts := leasehold.AcquireOptions{TTL: f.ttl, Wait: f.wait}
+	if f.slots == 0 {
+		h.lease, h.err = h.client.Acquire(ctx, f.key, opts)
+		return h
+	}
+	sem, err := semaphore.New(h.client, f.slots, nil)
+	if err != nil {
+		h.err = err
+		return h
+	}
+	p, err := sem.Acquire(ctx, f.key, opts)
+	if err == nil {
+		h.lease, h.slot = p.Lease, p.Slot()
+	}
+	h.err = err
 	return h
 }
 
@@ -178,6 +201,9 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 		"LEASEHOLD_TOKEN="+strconv.FormatUint(l.Token(), 10),
 		"LEASEHOLD_OWNER="+l.Owner(),
 	)
+	if f.slots > 0 {
+		cmd.Env = append(cmd.Env, "LEASEHOLD_SLOT="+strconv.Itoa(f.slot))
+	}
 	if f.name == "elect" {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_EPOCH="+strconv.FormatUint(l.Token(), 10))
 	}

@@ -41,7 +41,7 @@ client). Unset or off, only errors that end a command are printed.
 
 // synopsis is the usage of every command, one line each (bench's runs on).
 // The README's CLI block holds the same commands and flags (TestREADMEUsage).
-const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
   leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--label L] [--store URL] [--token-file FILE] [--json]
   leasehold renew   [KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--token-file FILE] [--json]
   leasehold release [KEY] [--owner OWNER] [--token N] [--store URL] [--token-file FILE] [--json]
@@ -97,7 +97,7 @@ const jsonUsage = `  --json         errors as one line of JSON on stderr (see le
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
 
 Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
 token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
@@ -108,6 +108,14 @@ command exits, and exits with the command's exit status.
   --wait forever waits until the lease is acquired or leasehold is interrupted.
   If the lease cannot be had, leasehold exits 75 and says on stderr who holds
   it and for how long.
+
+  --slots N makes KEY a semaphore of N slots: at most N commands run at once
+  over KEY. The command holds the lease on one free slot, KEY/slot/I, with
+  LEASEHOLD_SLOT=I, LEASEHOLD_KEY the slot's key and LEASEHOLD_TOKEN its
+  token (tokens increase per slot: fence by LEASEHOLD_KEY); --wait waits for
+  any slot. Every user of KEY must pass the same N; a run that finds its
+  slots full and slot N held fails (a user with more slots). A store whose
+  tokens are not fences (Redlock) is refused.
 
   The rule: the command's process group is dead before the store can grant
   the key to anyone else. The holder's deadline (the last successful
@@ -147,6 +155,7 @@ Flags:
   --ttl D        lease duration (default 15s)
   --wait D       how long to wait for the key (default 0: try once;
                  "forever": until interrupted)
+  --slots N      hold one of N slots of KEY (a semaphore; default 0: KEY itself)
   --grace D      time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))
   --label L      how other holders see this one (default host:pid)
   --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
