@@ -47,7 +47,7 @@ type Config struct {
 
 type suite struct {
 	cfg   Config
-	ttl   time.Duration // ShortTTL
+	ttl   time.Duration                                                              // ShortTTL
 	newRW func(c *leasehold.Client, key string, ttl time.Duration) (rwLocker, error) // the read-write lock the rules drive
 }
 

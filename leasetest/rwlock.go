@@ -3,6 +3,7 @@ package leasetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -82,8 +83,8 @@ type interval struct {
 // Guard fed the holds in the order they began refuses none.
 // See docs/design.md#read-write-locks.
 func (s *suite) rwNeverReaderWithWriter(t *testing.T) {
+	s.attempts(t, func(t *testing.T) string { return s.rwExcludes(t, key(t, "rw")) })
 	k := key(t, "rw")
-	s.rwExcludes(t, k)
 	ctx, cancel := context.WithTimeout(ctxT(t), 45*time.Second)
 	defer cancel()
 	var mu sync.Mutex
@@ -118,31 +119,45 @@ func (s *suite) rwNeverReaderWithWriter(t *testing.T) {
 }
 
 // rwExcludes checks, without timing, that two readers share k and that a
-// reader and a writer exclude each other.
-func (s *suite) rwExcludes(t *testing.T, k string) {
+// reader and a writer exclude each other. It returns why the check was
+// inconclusive: a lease of the lock's ran out of time on a stalled machine.
+func (s *suite) rwExcludes(t *testing.T, k string) (inconclusive string) {
 	ctx := ctxT(t)
 	a, b := s.rw(t, k, nil), s.rw(t, k, nil)
 	r1, err := a.RLock(ctx, 0)
 	if err != nil {
-		t.Fatalf("a reader on a free lock: %v", err)
+		return expiredOr(t, err, "a reader on a free lock")
 	}
+	defer r1.Release(ctx)
 	r2, err := b.RLock(ctx, 0)
 	if err != nil {
-		t.Fatalf("a second reader: %v", err)
+		return expiredOr(t, err, "a second reader")
 	}
 	if _, err := b.Lock(ctx, 0); !errors.Is(err, leasehold.ErrHeld) {
-		t.Fatalf("a writer while two readers hold: %v, want ErrHeld", err)
+		return expiredOr(t, err, "a writer while two readers hold, want ErrHeld")
 	}
 	_ = r1.Release(ctx)
 	_ = r2.Release(ctx)
 	w, err := a.Lock(ctx, 10*s.ttl+10*time.Second)
 	if err != nil {
-		t.Fatalf("a writer once the readers left: %v", err)
+		return expiredOr(t, err, "a writer once the readers left")
 	}
+	defer w.Release(ctx)
 	if _, err := b.RLock(ctx, 0); !errors.Is(err, leasehold.ErrHeld) {
-		t.Fatalf("a reader while a writer holds: %v, want ErrHeld", err)
+		return expiredOr(t, err, "a reader while a writer holds, want ErrHeld")
 	}
-	_ = w.Release(ctx)
+	return ""
+}
+
+// expiredOr returns why a step of the lock failed when it ran out of time
+// (the holder's deadline passed: inconclusive), and fails t otherwise.
+func expiredOr(t *testing.T, err error, what string) string {
+	t.Helper()
+	if errors.Is(err, leasehold.ErrExpired) {
+		return what + ": " + err.Error()
+	}
+	t.Fatalf("%s: %v", what, err)
+	return ""
 }
 
 // holdOnce takes l in one mode, holds it briefly and releases it.
@@ -193,12 +208,17 @@ func checkIntervals(t *testing.T, holds []interval) {
 // the TTL) after the crashed reader's deadline.
 // See docs/design.md#read-write-locks.
 func (s *suite) rwWriterGetsIn(t *testing.T) {
+	s.attempts(t, s.rwWriterGetsInOnce)
+}
+
+// rwWriterGetsInOnce is one attempt of rwWriterGetsIn.
+func (s *suite) rwWriterGetsInOnce(t *testing.T) (inconclusive string) {
 	k := key(t, "rw")
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 	crashed, err := s.rw(t, k, func(st leasehold.Store) leasehold.Store { return hungRenewals{st} }).RLock(ctx, 0)
 	if err != nil {
-		t.Fatalf("the reader that crashes: %v", err)
+		return expiredOr(t, err, "the reader that crashes")
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -218,7 +238,7 @@ func (s *suite) rwWriterGetsIn(t *testing.T) {
 	limit := 10*s.ttl + 10*time.Second
 	w, err := s.rw(t, k, nil).Lock(ctx, limit)
 	if err != nil {
-		t.Fatalf("a writer waiting behind readers that keep coming did not get in within %s: %v", limit, err)
+		return expiredOr(t, err, fmt.Sprintf("a writer waiting behind readers that keep coming did not get in within %s", limit))
 	}
 	started := time.Now()
 	defer w.Release(context.Background())
@@ -226,4 +246,5 @@ func (s *suite) rwWriterGetsIn(t *testing.T) {
 		t.Fatalf("the writer came in at %s, before the crashed reader's deadline %s", started.Format(time.StampMicro), d.Format(time.StampMicro))
 	}
 	waitDone(t, crashed.Lease().Done(), 10*time.Second, "the crashed reader's loss")
+	return ""
 }
