@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/rwlock"
 )
 
 // forwarded are the signals that run passes on to the command's process
@@ -31,6 +32,8 @@ type runFlags struct {
 	metricsAddr       string             // --metrics-addr: serve metrics there
 	final             bool               // a loss ends the command (run, elect --once)
 	observer          leasehold.Observer // the client's observer (the metrics), if any
+	mode              rwlock.Mode        // --read or --write: KEY's read-write lock; 0: a plain lease
+	epoch             uint64             // the read-write lock's write epoch, once held
 }
 
 func (a *app) run(args []string) int {
@@ -41,13 +44,18 @@ func (a *app) run(args []string) int {
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store, metricsAddr := storeFlag(fs), metricsFlag(fs)
+	read, write := rwFlags(fs)
 	jsonFlag(fs)
 	c, code, ok := a.parse(fs, "run", args)
 	if !ok {
 		return code
 	}
 	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr, final: true}
-	if err := f.check(fs, c); err != nil {
+	err := f.checkMode(*read, *write)
+	if err == nil {
+		err = f.check(fs, c)
+	}
+	if err != nil {
 		return a.fail("run", err)
 	}
 	return a.withMetrics(f, a.runCommand)
@@ -84,6 +92,7 @@ type held struct {
 	store  leasehold.Store
 	client *leasehold.Client
 	lease  *leasehold.Lease
+	epoch  uint64 // the read-write lock's write epoch (--read, --write)
 	err    error
 }
 
@@ -133,6 +142,7 @@ func (a *app) runCommand(f runFlags) int {
 		fmt.Fprintf(a.stderr, "leasehold %s: warning: the %s store's tokens are not fencing tokens (%s); do not use LEASEHOLD_TOKEN to reject stale writes\n", f.name,
 			info.Name, strings.TrimSuffix(orDefault(info.TokenCaveat, "the store does not promise increasing tokens"), "."))
 	}
+	f.epoch = h.epoch
 	code := a.supervise(f, h.lease, sigs)
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
@@ -165,6 +175,10 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 	if h.err != nil {
 		return h
 	}
+	if f.mode != 0 {
+		h.lease, h.epoch, h.err = lockRW(ctx, h.client, f)
+		return h
+	}
 	h.lease, h.err = h.client.Acquire(ctx, f.key, leasehold.AcquireOptions{TTL: f.ttl, Wait: f.wait})
 	return h
 }
@@ -180,6 +194,9 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	)
 	if f.name == "elect" {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_EPOCH="+strconv.FormatUint(l.Token(), 10))
+	}
+	if f.mode != 0 {
+		cmd.Env = append(cmd.Env, "LEASEHOLD_MODE="+f.mode.String(), "LEASEHOLD_EPOCH="+strconv.FormatUint(f.epoch, 10))
 	}
 	// A lease already lost, or too close to its deadline to stop the
 	// command in time, must not start it at all.
