@@ -79,13 +79,13 @@ type interval struct {
 // rwNeverReaderWithWriter checks that readers share the lock, that a writer
 // and a reader exclude each other, and that no writer's hold overlaps any
 // other hold: three readers and two writers, each with its own handle and
-// client, take the lock in turn until writers have held it six times; a
+// client, take the lock in turn until writers have held it four times; a
 // Guard fed the holds in the order they began refuses none.
 // See docs/design.md#read-write-locks.
 func (s *suite) rwNeverReaderWithWriter(t *testing.T) {
 	s.attempts(t, func(t *testing.T) string { return s.rwExcludes(t, key(t, "rw")) })
 	k := key(t, "rw")
-	ctx, cancel := context.WithTimeout(ctxT(t), 45*time.Second)
+	ctx, cancel := context.WithTimeout(ctxT(t), 55*time.Second)
 	defer cancel()
 	var mu sync.Mutex
 	var holds []interval
@@ -104,7 +104,7 @@ func (s *suite) rwNeverReaderWithWriter(t *testing.T) {
 				if write {
 					writes++
 				}
-				if writes >= 6 {
+				if writes >= 4 {
 					cancel()
 				}
 				mu.Unlock()
@@ -112,7 +112,7 @@ func (s *suite) rwNeverReaderWithWriter(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if writes < 6 {
+	if writes < 4 {
 		t.Fatalf("only %d writer holds (and %d in all) before the time limit", writes, len(holds))
 	}
 	checkIntervals(t, holds)
