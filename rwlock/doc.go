@@ -97,17 +97,17 @@
 // "rwlock_waiting_writer_gets_in_within_readers_ttl" run in every store's
 // leasetest.Run; their sensitivity tests (a writer that ignores readers,
 // readers that ignore a waiting writer) are `GOWORK=off go test -race
-// -count=1 -run 'RW' ./leasetest/`. Passed this session on memory, sqlite,
-// etcd, postgres (lease rows and advisory locks), S3 (versitygw) and
-// Consul, e.g. `cd sqlite && GOWORK=off go test -race -count=1 -run
-// 'TestConformance$/rwlock' ./`. The CLI: `leasehold run --read KEY` and
-// `--write KEY -- cmd` (`cd cmd && GOWORK=off go test -count=1 -run
-// TestRunReadWriteLock ./leasehold/`).
+// -count=1 -run 'RW' ./leasetest/`. Passed this session on memory,
+// sqlite, etcd, ZooKeeper, postgres (lease rows and advisory locks),
+// Redis, Redlock, Consul, S3 (versitygw), DynamoDB (dynalite), Azure Blob
+// (Azurite), Kubernetes and the leasehold server (remote), e.g. `cd sqlite
+// && GOWORK=off go test -race -count=1 -run 'TestConformance$/rwlock' ./`.
+// The CLI: `leasehold run --read KEY` and `--write KEY -- cmd` (`cd cmd &&
+// GOWORK=off go test -count=1 -run TestRunReadWriteLock ./leasehold/`).
 //
 // Not done: the fault-harness workload (issue 29 item 5: 0 stale fenced
-// writes under pauses and kills); the rules not yet run on Redis/Redlock,
-// ZooKeeper, DynamoDB, Kubernetes, Azure Blob and the leasehold server
-// (the lead's full ./scripts/test runs them); a writer woken by the
+// writes under pauses and kills); the rules were run store by store, not
+// yet in one full ./scripts/test; a writer woken by the
 // store's watch of the slots instead of polling; reading all slots in one
 // List call where the store has a Lister.
 package rwlock
