@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,24 +211,13 @@ func (s *suite) rwWriterGetsIn(t *testing.T) {
 	rwAttempts(t, s.rwWriterGetsInOnce)
 }
 
-// rwAttempts runs check until it is conclusive, as suite.attempts does,
-// but says why differently when it never is: a lease of the lock's kept
-// running out, which a slow machine explains and so does a store that
-// loses grants (a broken store of the sensitivity tests, whose own rules
-// must catch it).
+// rwAttempts runs check as suite.attempts does, but names a different
+// cause when it is never conclusive: a lease of the lock's kept running
+// out, which a slow machine explains and so does a store that loses grants
+// (a broken store of the sensitivity tests, whose own rules must catch it).
 func rwAttempts(t *testing.T, check func(t *testing.T) (inconclusive string)) {
 	t.Helper()
-	var reasons []string
-	for i := range maxAttempts {
-		why := check(t)
-		if why == "" {
-			return
-		}
-		t.Logf("attempt %d: a lease of the lock's ran out: %s", i+1, why)
-		reasons = append(reasons, why)
-	}
-	t.Fatalf("a lease of the lock's ran out %d times in a row (a store or machine too slow for the TTL, or a store that loses grants): %s",
-		maxAttempts, strings.Join(reasons, "; "))
+	retryInconclusive(t, check, fmt.Sprintf("a lease of the lock's ran out %d times in a row (a store or machine too slow for the TTL, or a store that loses grants)", maxAttempts))
 }
 
 // rwWriterGetsInOnce is one attempt of rwWriterGetsIn.
