@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -35,8 +36,8 @@ func TestRunReadWriteLock(t *testing.T) {
 	waitFor(t, 20*time.Second, "two readers to start", func() bool { return len(readLines(t, log)) >= 2 })
 	w := run("--write", "w1")
 	waitFor(t, 20*time.Second, "the writer to take the gate", func() bool {
-		p := e.start(nil, "status", "doc/w")
-		return p.wait(t, 20*time.Second) == 0
+		p := e.start(nil, "status", "--json", "doc/w")
+		return p.wait(t, 20*time.Second) == 0 && strings.Contains(p.stdout.String(), `"held":true`)
 	})
 	r3 := run("--read", "r3")
 	for i, p := range []*proc{r1, r2, w, r3} {
@@ -84,5 +85,32 @@ func checkRWLog(t *testing.T, lines []string) {
 	}
 	if e := []uint64{max(epochs["r1"], epochs["r2"]), epochs["w1"], epochs["r3"]}; !slices.IsSorted(e) || e[0] == e[1] || e[1] == e[2] {
 		fail(fmt.Sprintf("epochs %v: want the readers' below the writer's below the third reader's", epochs))
+	}
+}
+
+func TestCheckMode(t *testing.T) {
+	tests := []struct {
+		read, write bool
+		want        string // the mode, or "error"
+	}{
+		{false, false, "Mode(0)"},
+		{true, false, "read"},
+		{false, true, "write"},
+		{true, true, "error"},
+	}
+	for _, tc := range tests {
+		var f runFlags
+		err := f.checkMode(tc.read, tc.write)
+		got := f.mode.String()
+		if err != nil {
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				t.Errorf("checkMode(%v, %v): %v is not a usage error", tc.read, tc.write, err)
+			}
+			got = "error"
+		}
+		if got != tc.want {
+			t.Errorf("checkMode(%v, %v) = %s, want %s", tc.read, tc.write, got, tc.want)
+		}
 	}
 }
