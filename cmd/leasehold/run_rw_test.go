@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,19 +13,21 @@ import (
 
 // rwScript is a command for run --read or --write that logs "start NAME
 // MODE EPOCH" and "end NAME" around its work: a writer sleeps briefly; a
-// reader waits (up to 20 s) until two readers have started, so the log
-// shows two readers overlapping only if the lock let them share.
+// reader waits (up to 20 s) until two readers have started and the file
+// log+".go" exists, so the log shows two readers overlapping only if the
+// lock let them share, and the test decides when they end.
 func rwScript(log, name string) []string {
-	wait := fmt.Sprintf(`i=0; while [ "$(grep -c '^start r' %[1]q)" -lt 2 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`, log)
+	wait := fmt.Sprintf(`i=0; while { [ "$(grep -c '^start r' %[1]q)" -lt 2 ] || [ ! -e %[1]q.go ]; } && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`, log)
 	if strings.HasPrefix(name, "w") {
 		wait = "sleep 0.3"
 	}
 	return []string{"sh", "-c", fmt.Sprintf(`echo "start $0 $LEASEHOLD_MODE $LEASEHOLD_EPOCH" >> %[1]q; %[2]s; echo "end $0" >> %[1]q`, log, wait), name}
 }
 
-// Two readers overlap; a writer started while they read runs after both,
-// and a third reader started after the writer never overlaps it. The log's
-// order is the order of the events, so no clock is compared.
+// Two readers overlap; a writer started while they read, which the test
+// sees waiting (holding the gate) before it lets the readers end, runs
+// after both, and a third reader started while the writer waits runs after
+// it. The log's order is the order of the events, so no clock is compared.
 func TestRunReadWriteLock(t *testing.T) {
 	e := newEnv(t)
 	log := filepath.Join(e.dir, "log")
@@ -39,6 +42,9 @@ func TestRunReadWriteLock(t *testing.T) {
 		p := e.start(nil, "status", "--json", "doc/w")
 		return p.wait(t, 20*time.Second) == 0 && strings.Contains(p.stdout.String(), `"held":true`)
 	})
+	if err := os.WriteFile(log+".go", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r3 := run("--read", "r3")
 	for i, p := range []*proc{r1, r2, w, r3} {
 		if code := p.wait(t, 40*time.Second); code != 0 {
