@@ -1,6 +1,7 @@
 package leasetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,15 @@ const maxAttempts = 3
 // slow for its TTL is reported, never skipped.
 func (s *suite) attempts(t *testing.T, check func(t *testing.T) (inconclusive string)) {
 	t.Helper()
+	retryInconclusive(t, check, fmt.Sprintf("inconclusive %d times in a row (the store or the machine is too slow for a %s TTL; set Config.ShortTTL)",
+		maxAttempts, s.ttl))
+}
+
+// retryInconclusive runs check up to maxAttempts times until it is
+// conclusive, logging each inconclusive attempt, and fails t with verdict
+// and the reasons when none was.
+func retryInconclusive(t *testing.T, check func(t *testing.T) (inconclusive string), verdict string) {
+	t.Helper()
 	var reasons []string
 	for i := 0; i < maxAttempts; i++ {
 		why := check(t)
@@ -29,6 +39,5 @@ func (s *suite) attempts(t *testing.T, check func(t *testing.T) (inconclusive st
 		t.Logf("attempt %d inconclusive: %s", i+1, why)
 		reasons = append(reasons, why)
 	}
-	t.Fatalf("inconclusive %d times in a row (the store or the machine is too slow for a %s TTL; set Config.ShortTTL): %s",
-		maxAttempts, s.ttl, strings.Join(reasons, "; "))
+	t.Fatalf("%s: %s", verdict, strings.Join(reasons, "; "))
 }

@@ -46,8 +46,9 @@ type Config struct {
 }
 
 type suite struct {
-	cfg Config
-	ttl time.Duration // ShortTTL
+	cfg   Config
+	ttl   time.Duration                                                              // ShortTTL
+	newRW func(c *leasehold.Client, key string, ttl time.Duration) (rwLocker, error) // the read-write lock the rules drive
 }
 
 // Run runs the conformance suite. Each subtest uses its own keys, so a
@@ -69,7 +70,7 @@ func Run(t *testing.T, cfg Config) {
 	if cfg.Contenders == 0 {
 		cfg.Contenders = 100
 	}
-	s := &suite{cfg: cfg, ttl: cfg.ShortTTL}
+	s := &suite{cfg: cfg, ttl: cfg.ShortTTL, newRW: newRWLock}
 	opts := []goleak.Option{goleak.IgnoreCurrent()}
 	for _, f := range cfg.IgnoreGoroutines {
 		opts = append(opts, goleak.IgnoreAnyFunction(f))
@@ -108,6 +109,8 @@ func Run(t *testing.T, cfg Config) {
 		{"election_paused_leader_loses_before_next_term", s.electionPausedLeaderLoses},
 		{"semaphore_at_most_n_holders_under_contention", s.semaphoreAtMostN},
 		{"semaphore_crashed_holders_slot_frees_at_its_ttl", s.semaphoreCrashedHolders},
+		{"rwlock_never_a_reader_with_a_writer", s.rwNeverReaderWithWriter},
+		{"rwlock_waiting_writer_gets_in_within_readers_ttl", s.rwWriterGetsIn},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, tc.fn)

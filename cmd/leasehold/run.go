@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/rwlock"
 	"github.com/leasehold-go/leasehold/semaphore"
 )
 
@@ -34,6 +35,8 @@ type runFlags struct {
 	metricsAddr       string             // --metrics-addr: serve metrics there
 	final             bool               // a loss ends the command (run, elect --once)
 	observer          leasehold.Observer // the client's observer (the metrics), if any
+	mode              rwlock.Mode        // --read or --write: KEY's read-write lock; 0: a plain lease
+	epoch             uint64             // the read-write lock's write epoch, once held
 }
 
 func (a *app) run(args []string) int {
@@ -45,13 +48,18 @@ func (a *app) run(args []string) int {
 	grace := durationFlag(fs, "grace", defaultGrace, "time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))")
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store, metricsAddr := clientStoreFlag(fs), metricsFlag(fs)
+	read, write := rwFlags(fs)
 	jsonFlag(fs)
 	c, code, ok := a.parse(fs, "run", args)
 	if !ok {
 		return code
 	}
 	f := runFlags{name: "run", key: *key, store: *store, label: *label, ttl: *ttl, wait: *wait, grace: *grace, metricsAddr: *metricsAddr, final: true, slots: *slots}
-	if err := f.check(fs, c); err != nil {
+	err := f.checkMode(*read, *write)
+	if err == nil {
+		err = f.check(fs, c)
+	}
+	if err != nil {
 		return a.fail("run", err)
 	}
 	return a.withMetrics(f, a.runCommand)
@@ -91,7 +99,8 @@ type held struct {
 	store  leasehold.Store
 	client *leasehold.Client
 	lease  *leasehold.Lease
-	slot   int // with --slots: the slot the lease is on
+	slot   int    // with --slots: the slot the lease is on
+	epoch  uint64 // the read-write lock's write epoch (--read, --write)
 	err    error
 }
 
@@ -142,6 +151,7 @@ func (a *app) runCommand(f runFlags) int {
 			info.Name, strings.TrimSuffix(orDefault(info.TokenCaveat, "the store does not promise increasing tokens"), "."))
 	}
 	f.slot = h.slot
+	f.epoch = h.epoch
 	code := a.supervise(f, h.lease, sigs)
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
@@ -175,6 +185,10 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 		return h
 	}
 	opts := leasehold.AcquireOptions{TTL: f.ttl, Wait: f.wait}
+	if f.mode != 0 {
+		h.lease, h.epoch, h.err = lockRW(ctx, h.client, f)
+		return h
+	}
 	if f.slots == 0 {
 		h.lease, h.err = h.client.Acquire(ctx, f.key, opts)
 		return h
@@ -206,6 +220,9 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 	}
 	if f.name == "elect" {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_EPOCH="+strconv.FormatUint(l.Token(), 10))
+	}
+	if f.mode != 0 {
+		cmd.Env = append(cmd.Env, "LEASEHOLD_MODE="+f.mode.String(), "LEASEHOLD_EPOCH="+strconv.FormatUint(f.epoch, 10))
 	}
 	// A lease already lost, or too close to its deadline to stop the
 	// command in time, must not start it at all.

@@ -41,7 +41,7 @@ client). Unset or off, only errors that end a command are printed.
 
 // synopsis is the usage of every command, one line each (bench's runs on).
 // The README's CLI block holds the same commands and flags (TestREADMEUsage).
-const synopsis = `  leasehold run     KEY [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+const synopsis = `  leasehold run     KEY [--read|--write] [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
   leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--label L] [--store URL] [--token-file FILE] [--json]
   leasehold renew   [KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--token-file FILE] [--json]
   leasehold release [KEY] [--owner OWNER] [--token N] [--store URL] [--token-file FILE] [--json]
@@ -97,7 +97,7 @@ const jsonUsage = `  --json         errors as one line of JSON on stderr (see le
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run KEY|--key KEY [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+	"run": `Usage: leasehold run KEY|--key KEY [--read|--write] [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
 
 Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
 token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
@@ -150,8 +150,18 @@ command exits, and exits with the command's exit status.
   On a store whose tokens are not fences (Redlock) leasehold warns once on
   stderr.
 
+  --read and --write take KEY's read-write lock (package rwlock) instead of
+  a plain lease on KEY: readers share it, a writer holds it alone, and a
+  waiting writer stops new readers. The command also gets LEASEHOLD_MODE
+  (read or write) and LEASEHOLD_EPOCH (the write epoch); LEASEHOLD_KEY and
+  LEASEHOLD_TOKEN are the held lease's (a reader's slot KEY/r/N, the
+  writer's KEY/w). Have the resource check (mode, epoch, token) as
+  rwlock.Guard does.
+
 Flags:
   --key KEY      the lease's key (required)
+  --read         take KEY's read-write lock for reading (shared)
+  --write        take KEY's read-write lock for writing (alone)
   --ttl D        lease duration (default 15s)
   --wait D       how long to wait for the key (default 0: try once;
                  "forever": until interrupted)
