@@ -7,6 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/leasehold-go/leasehold v0.1.0
 	github.com/leasehold-go/leasehold/sqlite v0.1.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
