@@ -10,8 +10,8 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/election"
-	lhgocron "github.com/leasehold-go/leasehold/gocron"
 	"github.com/leasehold-go/leasehold/fence"
+	lhgocron "github.com/leasehold-go/leasehold/gocron"
 )
 
 // Two schedulers elect over one sqlite file: at most one leads at a time,
