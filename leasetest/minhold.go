@@ -19,7 +19,8 @@ type acquirer func(ctx context.Context, key string, opts leasehold.AcquireOption
 // its holder released it at once, on this store: the client keeps renewing
 // the released lease and frees it when MinHold has passed. MinHold is half
 // as long again as the TTL, so the key outlives its first TTL only if the
-// store honours the renewals of a released lease.
+// store honours the renewals of a released lease. See
+// docs/design.md#holding-at-least-minhold.
 func (s *suite) minHold(t *testing.T) {
 	st := s.open(t)
 	c := s.client(t, st, nil)
