@@ -3,7 +3,9 @@ package leasehold_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -51,39 +53,59 @@ func TestMinHoldValidated(t *testing.T) {
 type holdObserver struct {
 	mu     sync.Mutex
 	events []leasehold.EventKind
-	freed  chan struct{}
+	ended  chan struct{} // closed at the lease's EventRelease or EventLost
 }
 
 func (o *holdObserver) Observe(e leasehold.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.events = append(o.events, e.Kind)
-	if e.Kind == leasehold.EventRelease {
-		close(o.freed)
+	if e.Kind == leasehold.EventRelease || e.Kind == leasehold.EventLost {
+		close(o.ended)
 	}
+}
+
+// lost reports whether the observed lease was lost.
+func (o *holdObserver) lost() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Contains(o.events, leasehold.EventLost)
 }
 
 // TestMinHoldKeepsKeyAfterEarlyRelease: a lease released at once with a
 // MinHold of several TTLs ends its context at once but keeps the key,
 // renewed, until MinHold has passed; then it is freed and reported
-// released.
+// released. A try in which the kept lease was lost (a machine too slow to
+// renew it in time frees the key, as MinHold says) is inconclusive and
+// made again.
 func TestMinHoldKeepsKeyAfterEarlyRelease(t *testing.T) {
 	st := memory.New(nil)
-	obs := &holdObserver{freed: make(chan struct{})}
-	c1, err := leasehold.New(st, &leasehold.Options{Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c1.Close()
 	c2, err := leasehold.New(st.Reopen(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c2.Close()
+	for try := 1; try <= 3; try++ {
+		if keptOnce(t, st, c2, fmt.Sprintf("minhold/k%d", try)) {
+			return
+		}
+	}
+	t.Fatal("the kept lease was lost 3 times in a row: the machine is too slow to renew it")
+}
+
+// keptOnce makes one try of TestMinHoldKeepsKeyAfterEarlyRelease on key k;
+// it reports false when the try was inconclusive.
+func keptOnce(t *testing.T, st *memory.Store, c2 *leasehold.Client, k string) bool {
+	obs := &holdObserver{ended: make(chan struct{})}
+	c1, err := leasehold.New(st, &leasehold.Options{Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
 	ctx := context.Background()
-	const ttl, minHold = 100 * time.Millisecond, 500 * time.Millisecond
+	const ttl, minHold = 200 * time.Millisecond, 700 * time.Millisecond
 	before := time.Now()
-	l, err := c1.Acquire(ctx, "minhold/k", leasehold.AcquireOptions{TTL: ttl, MinHold: minHold})
+	l, err := c1.Acquire(ctx, k, leasehold.AcquireOptions{TTL: ttl, MinHold: minHold})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,21 +115,22 @@ func TestMinHoldKeepsKeyAfterEarlyRelease(t *testing.T) {
 	if !errors.Is(l.Err(), leasehold.ErrReleased) {
 		t.Fatalf("context ended with %v, want ErrReleased", l.Err())
 	}
-	if _, err := c2.Acquire(ctx, "minhold/k", leasehold.AcquireOptions{TTL: ttl}); !errors.Is(err, leasehold.ErrHeld) && time.Since(before) < minHold {
-		t.Fatalf("acquire right after the early release: got %v, want ErrHeld", err)
-	}
-	l2, err := c2.Acquire(ctx, "minhold/k", leasehold.AcquireOptions{TTL: ttl, Wait: time.Minute})
+	l2, err := c2.Acquire(ctx, k, leasehold.AcquireOptions{TTL: ttl, Wait: time.Minute})
 	if err != nil {
 		t.Fatalf("waiting for the key: %v", err)
 	}
+	_ = l2.Release(ctx)
 	if held := time.Since(before); held < minHold {
+		if obs.lost() {
+			t.Logf("inconclusive: the kept lease was lost, and the key granted again %s after the grant", held)
+			return false
+		}
 		t.Fatalf("key granted again %s after the first acquire began, before MinHold %s", held, minHold)
 	}
 	if l2.Token() <= l.Token() {
 		t.Errorf("token %d after %d", l2.Token(), l.Token())
 	}
-	_ = l2.Release(ctx)
-	<-obs.freed
+	<-obs.ended
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	renewals := 0
@@ -119,6 +142,7 @@ func TestMinHoldKeepsKeyAfterEarlyRelease(t *testing.T) {
 	if renewals == 0 || obs.events[len(obs.events)-1] != leasehold.EventRelease {
 		t.Errorf("events %v: want renewals of the kept lease, then its release", obs.events)
 	}
+	return true
 }
 
 // TestMinHoldCutShort: Close frees a kept lease at once, and a release

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,8 @@ func (s stuckRenewals) Renew(_ context.Context, g leasehold.Grant) (leasehold.Gr
 // that ignores the renewals of a kept lease.
 func TestMinHoldRule(t *testing.T) {
 	st := memory.New(nil)
-	c, err := leasehold.New(st, nil)
+	losses := newLossLog()
+	c, err := leasehold.New(st, &leasehold.Options{Observer: losses})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestMinHoldRule(t *testing.T) {
 		o.MinHold = 0 // a client that forgets MinHold frees the key at once
 		return c.Acquire(ctx, k, o)
 	}
-	stuck, err := leasehold.New(stuckRenewals{st.Reopen()}, nil)
+	stuck, err := leasehold.New(stuckRenewals{st.Reopen()}, &leasehold.Options{Observer: losses})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +82,11 @@ func TestMinHoldRule(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runRecorded(t, func(tb testing.TB) {
-				checkMinHold(tb, tc.acquire, st, "minhold/"+tc.name, 600*time.Millisecond)
+				checkMinHold(tb, tc.acquire, losses, st, "minhold/"+tc.name, 600*time.Millisecond)
 			})
+			if strings.Contains(r.msg, "times in a row") {
+				t.Fatalf("the rule was inconclusive: %s", r.msg)
+			}
 			if r.failed != tc.wantFail {
 				t.Fatalf("rule failed: %v (%s), want failed %v", r.failed, r.msg, tc.wantFail)
 			}
