@@ -107,7 +107,7 @@ func (c *Client) Acquire(ctx context.Context, key string, opts AcquireOptions) (
 	if err == nil {
 		// start reports a grant it keeps itself, before anything can end
 		// the lease (see EventAcquire).
-		l, reported, err = c.start(ctx, g, a, req.TTL)
+		l, reported, err = c.start(ctx, g, a, req.TTL, opts.MinHold)
 	}
 	if entered {
 		c.acquiring.Done()
@@ -127,6 +127,9 @@ func (c *Client) grant(ctx context.Context, key string, opts AcquireOptions, att
 	req, err := c.request(key, opts)
 	if err == nil && opts.Wait < 0 {
 		err = fmt.Errorf("%w: wait %s is negative", ErrInvalidWait, opts.Wait)
+	}
+	if err == nil && (opts.MinHold < 0 || opts.MinHold > MaxTTL) {
+		err = fmt.Errorf("%w: MinHold %s is outside [0, %s]", ErrInvalidMinHold, opts.MinHold, MaxTTL)
 	}
 	if err == nil {
 		err = c.enter()

@@ -60,7 +60,8 @@ func (c *Client) enter() error {
 
 // Close ends every acquire still waiting (each returns an error matching
 // ErrClosed) and waits for every acquire in flight to return (a grant
-// that arrives now is released), releases every lease the client still holds and stops its
+// that arrives now is released), releases every lease the client still holds (a lease released but kept
+// for its AcquireOptions.MinHold is freed at once) and stops its
 // goroutines: it waits for the scheduler to stop and for the background
 // releases of lost leases (each bounded by ReleaseTimeout). Later acquires
 // fail with ErrClosed. It does not close the store.
@@ -81,7 +82,11 @@ func (c *Client) Close() error {
 	c.awaitAcquires(c.opts.ReleaseTimeout)
 	var errs []error
 	for _, l := range ls {
-		if err := l.Release(context.Background()); err != nil && !errors.Is(err, ErrLost) {
+		err := l.Release(context.Background())
+		if err == nil {
+			err = l.dropHold() // a lease kept for its MinHold is freed now
+		}
+		if err != nil && !errors.Is(err, ErrLost) {
 			errs = append(errs, err)
 		}
 	}

@@ -29,6 +29,9 @@ var (
 	ErrInvalidTTL = errors.New("leasehold: invalid TTL")
 	// ErrInvalidWait: the wait is negative.
 	ErrInvalidWait = errors.New("leasehold: invalid wait")
+	// ErrInvalidMinHold: AcquireOptions.MinHold is negative or above
+	// MaxTTL.
+	ErrInvalidMinHold = errors.New("leasehold: invalid MinHold")
 	// ErrStore: the store failed or could not be reached. The error is a
 	// *StoreError.
 	ErrStore = errors.New("leasehold: store failure")

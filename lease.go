@@ -29,8 +29,14 @@ type Lease struct {
 	deadline time.Time
 	released bool // store.Release has been called
 
+	// holdUntil is when a lease acquired with a MinHold may be freed in
+	// the store (zero without one); immutable after start.
+	holdUntil time.Time
+
 	// The client's scheduler state for the lease, guarded by c.mu.
 	dl, rn   event              // the deadline; the next renewal or retry of its own
+	fr       event              // the end of a released lease's MinHold (minhold.go)
+	kept     bool               // released, but kept in the store until holdUntil
 	failures int                // consecutive failed renewals
 	halted   bool               // ended or released: nothing more is scheduled
 	group    *batchGroup        // the batch group renewing it, if any
@@ -50,7 +56,7 @@ type Lease struct {
 // releases it, reports nothing and returns the error for the caller to
 // report; when the client closed during the report it releases the grant,
 // reports that as the lease's EventRelease and returns ErrClosed.
-func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl time.Duration) (l *Lease, reported bool, err error) {
+func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl, minHold time.Duration) (l *Lease, reported bool, err error) {
 	hold := ttl
 	if g.TTL > 0 && g.TTL < hold {
 		hold = g.TTL // a store may grant less than asked (Redlock's validity time)
@@ -58,7 +64,11 @@ func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl time.Durati
 	deadline := a.sent.Add(c.opts.HoldFor(hold))
 	lctx, cancel := context.WithCancelCause(fence.WithToken(detach(ctx), g.Token))
 	l = &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, sent: a.sent, deadline: deadline}
-	if !c.opts.Clock.Now().Before(deadline) {
+	now := c.opts.Clock.Now()
+	if minHold > 0 {
+		l.holdUntil = now.Add(minHold)
+	}
+	if !now.Before(deadline) {
 		// A late "you have the lock": the reply came after the holder's
 		// deadline, so the grant may already belong to someone else.
 		err := &LostError{Key: g.Key, Token: g.Token, Reason: fmt.Errorf("%w: the grant arrived after the holder's deadline", ErrExpired)}
@@ -170,10 +180,17 @@ func (l *Lease) Checkpoint(need time.Duration) error {
 // (which may already be cancelled) with the client's ReleaseTimeout. It
 // returns nil on success; the *LostError if the lease had been lost before
 // the release (the holder's work may have run unprotected); or the store's
-// error. Calling it again returns the same result.
+// error. Calling it again returns the same result. A lease acquired with
+// a MinHold that has not yet passed is kept in the store until it has (see
+// AcquireOptions.MinHold): Release then cancels its context and returns
+// nil at once.
 func (l *Lease) Release(ctx context.Context) error {
 	l.releaseOnce.Do(func() {
 		l.c.mu.Lock()
+		if l.c.keep(l) {
+			l.c.mu.Unlock()
+			return
+		}
 		l.c.halt(l) // no deadline, renewal or loss can end it from here on
 		l.c.mu.Unlock()
 		if cause := context.Cause(l.ctx); errors.Is(cause, ErrLost) {

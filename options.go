@@ -74,6 +74,21 @@ type AcquireOptions struct {
 	// duration retries (or waits for the store's notification) up to that
 	// long, WaitForever waits until the context ends. Negative is invalid.
 	Wait time.Duration
+	// MinHold keeps the key held for at least this long after the grant
+	// (ShedLock's lockAtLeastFor), measured from the moment the grant
+	// reached the client: a Release before then ends the lease's context
+	// with ErrReleased at once (the work is over) and returns nil, but the
+	// client keeps the grant, renewing it as usual, and frees it in the
+	// store when MinHold has passed (reported then as the lease's
+	// EventRelease). So a job scheduled on every node and keyed by its tick
+	// (TickKey) runs once per tick even when it takes less time than the
+	// other nodes' clocks differ. It is kept by the holder: a holder that
+	// crashes, or a Client that is closed, frees the key early (a crash at
+	// the TTL after the last renewal, Close at once), and a lease lost
+	// while kept ends as any lost lease does. Choose a TTL of at least
+	// MinHold to keep the key through a crash too. Zero means none;
+	// negative or above MaxTTL is refused (ErrInvalidMinHold).
+	MinHold time.Duration
 }
 
 // WaitForever makes an acquire wait until its context ends.

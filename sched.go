@@ -22,6 +22,7 @@ const (
 	evDeadline evKind = iota // the lease's holder-side deadline: it is lost
 	evRenew                  // the lease's own renewal (or retry) is due
 	evBatch                  // a batch group's next RenewMany is due
+	evFree                   // a released lease's MinHold has passed: free it
 )
 
 // event is one entry of the scheduler's heap. Leases and batch groups embed
@@ -30,7 +31,7 @@ type event struct {
 	when time.Time
 	pos  int // 1 + the index in the heap; 0 when not scheduled
 	kind evKind
-	l    *Lease      // evDeadline, evRenew
+	l    *Lease      // evDeadline, evRenew, evFree
 	g    *batchGroup // evBatch
 }
 
@@ -284,5 +285,7 @@ func (c *Client) fire(e *event, cut time.Time) {
 		c.renewAlone(e.l)
 	case evBatch:
 		c.renewBatch(e.g)
+	case evFree:
+		c.free(e.l)
 	}
 }

@@ -103,6 +103,7 @@ func Run(t *testing.T, cfg Config) {
 		{"rule14_waiter_that_gives_up_gets_held_error", s.waiterGivesUp},
 		{"rule14_closed_store_ends_waiting_acquire", s.closedStoreEndsWaiter},
 		{"rule14_client_close_ends_waiting_acquire_with_err_closed", s.clientCloseEndsWaiter},
+		{"minhold_respected_after_an_early_release", s.minHold},
 		{"cancellation_honoured_everywhere", s.cancellation},
 		{"election_one_leader_at_a_time_epochs_increase", s.electionOneLeader},
 		{"election_observer_sees_each_leader_and_store_loss", s.electionObserver},
