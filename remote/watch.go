@@ -1,14 +1,11 @@
 package remote
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -58,7 +55,7 @@ func (s *Store) watch(ctx context.Context, key, mode string) (<-chan struct{}, f
 		defer close(done)
 		defer body.Close()
 		for {
-			ev, err := nextEvent(body.r)
+			ev, err := body.r.next()
 			if err != nil || ev == "change" {
 				select {
 				case ch <- struct{}{}:
@@ -76,7 +73,7 @@ func (s *Store) watch(ctx context.Context, key, mode string) (<-chan struct{}, f
 // stream is an open event stream.
 type stream struct {
 	io.Closer
-	r *bufio.Reader
+	r *eventReader
 }
 
 // openStream sends the watch request under sctx and reads up to the ready
@@ -101,8 +98,8 @@ func (s *Store) openStream(ctx, sctx context.Context, key, mode string) (*stream
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 		return nil, s.refusal("watch", resp.StatusCode, b)
 	}
-	st := &stream{resp.Body, bufio.NewReaderSize(resp.Body, maxEventLine)}
-	ev, err := nextEvent(st.r)
+	st := &stream{resp.Body, newEventReader(resp.Body)}
+	ev, err := st.r.next()
 	if err == nil && ev != "ready" {
 		err = fmt.Errorf("the stream began with event %q, not ready", ev)
 	}
@@ -111,37 +108,4 @@ func (s *Store) openStream(ctx, sctx context.Context, key, mode string) (*stream
 		return nil, s.ended(ctx, "watch", err)
 	}
 	return st, nil
-}
-
-// errLongLine refuses an event-stream line over maxEventLine bytes.
-var errLongLine = errors.New("an event-stream line is longer than 4096 bytes")
-
-// nextEvent reads the next event of a server-sent event stream and returns
-// its name ("message" when it has none). Comments and events without
-// fields are skipped; data is read and ignored.
-func nextEvent(r *bufio.Reader) (string, error) {
-	name, fields := "", 0
-	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return "", errLongLine
-		}
-		if err != nil {
-			return "", err
-		}
-		text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
-		switch {
-		case text == "" && fields > 0:
-			if name == "" {
-				name = "message"
-			}
-			return name, nil
-		case text == "", strings.HasPrefix(text, ":"):
-		default:
-			fields++
-			if v, ok := strings.CutPrefix(text, "event:"); ok {
-				name = strings.TrimPrefix(v, " ")
-			}
-		}
-	}
 }
