@@ -16,6 +16,7 @@ type Record struct {
 	Result *check.RunResult   `json:"result,omitempty"`
 	Stall  *check.StallResult `json:"stall,omitempty"` // a W7 run
 	CLI    *check.CLIResult   `json:"cli,omitempty"`   // a run of the CLI workload
+	Prim   *check.PrimResult  `json:"prim,omitempty"`  // a run of W8 or W9
 	Error  string             `json:"error,omitempty"`
 }
 

@@ -7,6 +7,8 @@
 //	faults stall -store sqlite [-seconds 10] [-seed 1] [-writers 4] [-dir D]   (W7 with default options, then UnsafeConcurrent)
 //	faults stores [-all | -stores a,b,...] [-servers]   (the suite's stores, or the servers they start, one a line)
 //	faults cli   -store sqlite [-seconds 0] [-seed 1] [-ttl 1s] [-leasehold PATH] [-dir D] [-keep]
+//	faults prims -store sqlite -workload W8|W9 [-seconds 0] [-seed 1] [-ttl 750ms] [-mutation] [-dir D] [-keep]   (the semaphore, the read-write lock)
+//	faults prim-holder ... (internal: a holder process of W8 or W9)
 //	faults holder ...   (internal: a holder process, started by the harness)
 //	faults cli-child ... (internal: the command of a leasehold run holder)
 //
@@ -25,6 +27,7 @@ import (
 	"github.com/leasehold-go/leasehold/faults/clock"
 	"github.com/leasehold-go/leasehold/faults/harness"
 	"github.com/leasehold-go/leasehold/faults/netlab"
+	"github.com/leasehold-go/leasehold/faults/prims"
 )
 
 func main() {
@@ -32,7 +35,7 @@ func main() {
 		usage()
 	}
 	switch os.Args[1] {
-	case "run", "suite", "cli", "stall":
+	case "run", "suite", "cli", "stall", "prims":
 		// The run's servers, holders and proxies live in a private network
 		// namespace, where the member partitions (F13-F16) build their lab.
 		if err := netlab.Enter(); err != nil && !errors.Is(err, netlab.ErrOff) {
@@ -65,6 +68,13 @@ func main() {
 		if err == nil {
 			err = harness.RunHolder(context.Background(), cfg, open)
 		}
+	case "prim-holder":
+		stop()
+		var cfg prims.HolderConfig
+		cfg, err = prims.ParseHolderArgs(os.Args[2:])
+		if err == nil {
+			err = prims.RunHolder(context.Background(), cfg, open)
+		}
 	case "cli-child":
 		stop()
 		var cfg harness.CLIChildConfig
@@ -80,6 +90,8 @@ func main() {
 		code, err = suiteCmd(ctx, os.Args[2:])
 	case "report":
 		code, err = reportCmd(os.Args[2:])
+	case "prims":
+		code, err = primsCmd(ctx, os.Args[2:])
 	case "stall":
 		code, err = stallCmd(ctx, os.Args[2:])
 	case "stores":
@@ -102,6 +114,7 @@ func usage() {
   faults suite -short|-long [-stores a,b,...] [-runs N] [-seconds S] [-seed N] [-out docs/safety.md] [-json results.jsonl]
   faults report [-out docs/safety.md] [-mode long] [-command "..."] results.jsonl [more.jsonl ...]
   faults stall -store sqlite [-seconds 10] [-seed N] [-writers 4] [-dir D]
+  faults prims -store NAME -workload W8|W9 [-seconds 0] [-seed N] [-ttl 750ms] [-mutation] [-dir D] [-keep]
   faults stores [-all | -stores a,b,...] [-servers]   (the suite's stores, or the servers they start, one a line)
 stores: `+storeNames()+"\n")
 	os.Exit(2)

@@ -37,6 +37,7 @@ func reportCmd(args []string) (int, error) {
 		rs     []*check.RunResult
 		stalls []*check.StallResult
 		clis   []*check.CLIResult
+		prs    []*check.PrimResult
 		errs   = map[string][]string{}
 		newest time.Time
 	)
@@ -56,6 +57,11 @@ func reportCmd(args []string) (int, error) {
 			return 0, err
 		}
 		clis = append(clis, c...)
+		p, err := report.ReadPrimRecords(path)
+		if err != nil {
+			return 0, err
+		}
+		prs = append(prs, p...)
 		for store, msgs := range e {
 			errs[store] = append(errs[store], msgs...)
 		}
@@ -68,7 +74,7 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	sums := report.Aggregate(rs, errs, harness.BackendNames())
-	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames())
+	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames()) + report.PrimMarkdown(prs, harness.BackendNames())
 	if *out == "" {
 		fmt.Print(md)
 	} else {

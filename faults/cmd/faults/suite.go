@@ -27,6 +27,7 @@ type suite struct {
 	results []*check.RunResult
 	stalls  []*check.StallResult
 	clis    []*check.CLIResult
+	prims   []*check.PrimResult
 	errs    map[string][]string
 	kept    []string
 	jl      *os.File // the -json results file
@@ -135,12 +136,18 @@ func (s *suite) runStore(ctx context.Context, n string, tasks []task) {
 		if cli && ctx.Err() == nil {
 			s.runCLI(ctx, n)
 		}
+		if containsName(s.cfg.primNames, n) {
+			s.runPrims(ctx, n)
+		}
 		s.runBudgeted(ctx, n, regular, start)
 		return
 	}
 	s.runTasks(ctx, tasks)
 	if cli && ctx.Err() == nil {
 		s.runCLI(ctx, n)
+	}
+	if containsName(s.cfg.primNames, n) {
+		s.runPrims(ctx, n)
 	}
 }
 
@@ -235,7 +242,7 @@ func (s *suite) runCLI(ctx context.Context, n string) {
 // a store or a workload failed.
 func (s *suite) finish(start time.Time) (int, error) {
 	sums := report.Aggregate(s.results, s.errs, harness.BackendNames())
-	md := report.Markdown(sums, s.stalls, s.cfg.mode, s.cfg.command, time.Now()) + report.CLIMarkdown(s.clis, harness.BackendNames())
+	md := report.Markdown(sums, s.stalls, s.cfg.mode, s.cfg.command, time.Now()) + report.CLIMarkdown(s.clis, harness.BackendNames()) + report.PrimMarkdown(s.prims, harness.BackendNames())
 	if s.cfg.out != "" {
 		if old, err := os.ReadFile(s.cfg.out); err == nil {
 			md = report.KeepTail(md, string(old)) // its Fuzzing section
@@ -262,6 +269,12 @@ func (s *suite) finish(start time.Time) (int, error) {
 			code = 1
 		}
 		fmt.Printf("  %-18s %s; writes after the next grant %d\n", r.Store+" (cli)", status, r.AfterGrant)
+	}
+	for _, r := range s.prims {
+		if len(r.Missed) > 0 || len(r.Invalid) > 0 {
+			code = 1
+			fmt.Printf("  %-18s FAILED; %s\n", r.Store+" ("+r.Workload+")", strings.Join(append(r.Missed, r.Invalid...), "; "))
+		}
 	}
 	if len(s.kept) == 0 {
 		_ = os.RemoveAll(s.root)

@@ -31,6 +31,8 @@ type suiteConfig struct {
 	w7        int
 	seed      uint64
 	cliNames  []string
+	primNames []string // stores that get W8 and W9
+	primSecs  int      // their fault schedule, seconds (0: one pass)
 	lhBin     string
 	out       string
 	jsonOut   string
@@ -74,6 +76,8 @@ func parseSuite(args []string) (suiteConfig, error) {
 	command := fs.String("command", "", "the command line to print in the table (default: this one)")
 	stallSecs := fs.Int("stall-seconds", 0, "seconds of each W7 run (fence.Middleware under stalled writers, default options then UnsafeConcurrent; on sqlite, after its other runs); default 10 short, 60 long, negative: skip W7")
 	cliStores := fs.String("cli-stores", "sqlite,redis", "stores that also get a run of the leasehold run (CLI) workload (\"\": none)")
+	primStores := fs.String("prim-stores", "sqlite,redis", "stores that also get W8 and W9, the semaphore and read-write lock workloads (and their mutation runs where the store has a mutation run; \"\": none)")
+	primSecs := fs.Int("prim-seconds", -1, "seconds of each W8 and W9 fault schedule (default: one pass short, 60 long)")
 	lhBin := fs.String("leasehold", "", "the leasehold binary for the CLI workload (default: built from ../cmd)")
 	readWorkload := workloadFlags(fs)
 	_ = fs.Parse(args)
@@ -117,6 +121,15 @@ func parseSuite(args []string) (suiteConfig, error) {
 	for _, n := range c.names {
 		if _, err := harness.NewBackend(n); err != nil {
 			return c, err
+		}
+	}
+	c.primSecs = *primSecs
+	if c.primSecs < 0 {
+		c.primSecs = map[string]int{"short": 0, "long": 60}[c.mode]
+	}
+	for _, n := range strings.Split(*primStores, ",") {
+		if n = strings.TrimSpace(n); n != "" && containsName(c.names, n) {
+			c.primNames = append(c.primNames, n)
 		}
 	}
 	for _, n := range strings.Split(*cliStores, ",") {
