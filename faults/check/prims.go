@@ -231,7 +231,7 @@ func JudgePrims(r *PrimResult, safeTokens bool) {
 		return
 	}
 	if r.Episodes[F2] > 0 && r.StaleRefused+r.StaleAdmit == 0 {
-		r.Notes = append(r.Notes, "no pause (F2) made a stale write attempt")
+		r.Invalid = append(r.Invalid, "no pause (F2) made a stale write attempt")
 	}
 	add := func(n int, what string) {
 		if n > 0 {

@@ -128,6 +128,10 @@ func Run(ctx context.Context, cfg Config) (res *check.PrimResult, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if f, err := os.Create(filepath.Join(cfg.Dir, "history.jsonl")); err == nil {
+		_ = history.Write(f, evs) // the merged history, kept with -keep
+		f.Close()
+	}
 	res.StarveBound = time.Duration((2*r.bound + 10) * float64(r.cfg.TTL))
 	check.Prims(evs, end, res)
 	check.JudgePrims(res, info.SafeTokens)
@@ -234,6 +238,14 @@ func (r *run) close() error {
 		return fmt.Errorf("stop %s: %w", r.cfg.Backend.Name(), err)
 	}
 	return nil
+}
+
+// primFaults describes the fault classes as W8 and W9 inject them.
+var primFaults = map[string]string{
+	check.F2: "holder SIGSTOP in its work step for the takeover bound + 0.5-1 x TTL",
+	check.F3: "holder SIGKILL in its work step, and respawn",
+	check.F8: "store SIGSTOP for 2 x TTL",
+	check.F9: "store SIGKILL and restart",
 }
 
 // classes returns the fault classes that apply to the run's store.
@@ -356,7 +368,7 @@ func (r *run) episode(c string) error {
 			return err
 		}
 	}
-	r.logf("  %s %s", c, check.Describe(c))
+	r.logf("  %s %s", c, primFaults[c])
 	sleep(r.ctx, 2*T)
 	return nil
 }
