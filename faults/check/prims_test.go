@@ -59,7 +59,7 @@ func TestPrims(t *testing.T) {
 	}{
 		{"W8 a slot's token repeated", "W8", false, cat(
 			held("a", "permit", s0, 1, 0, 0, 100), held("b", "permit", s1, 1, 0, 10, 90), held("c", "permit", s2, 1, 0, 20, 100),
-			held("d", "permit", s0, 2, 0, 100, 200), // a released at 100
+			held("d", "permit", s0, 2, 0, 100, 200),                                  // a released at 100
 			held("e", "permit", s1, 1, 0, 95, -1), []history.Event{killAt("e", 150)}, // b held token 1 on s1 before
 			held("f", "permit", s1, 2, 0, 150, 160), // e killed at 150
 			[]history.Event{admit(s0, 1, 0, 50), fenced(s0, 1, 2, 120), admit(s0, 2, 1, 130)},

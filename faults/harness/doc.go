@@ -89,6 +89,8 @@
 //     their client for it;
 //   - faults/stall: W7, fence.Middleware under stalled writers, over one of
 //     this package's backends;
+//   - faults/prims: W8 and W9, the semaphore and the read-write lock, with
+//     holder processes of their own, over one of this package's backends;
 //   - faults/netlab: the run's private network namespace and the labs of
 //     member namespaces whose links the member partitions (F13-F16) cut.
 //
