@@ -37,7 +37,6 @@ func reportCmd(args []string) (int, error) {
 		rs     []*check.RunResult
 		stalls []*check.StallResult
 		clis   []*check.CLIResult
-		prs    []*check.PrimResult
 		errs   = map[string][]string{}
 		newest time.Time
 	)
@@ -57,11 +56,6 @@ func reportCmd(args []string) (int, error) {
 			return 0, err
 		}
 		clis = append(clis, c...)
-		p, err := report.ReadPrimRecords(path)
-		if err != nil {
-			return 0, err
-		}
-		prs = append(prs, p...)
 		for store, msgs := range e {
 			errs[store] = append(errs[store], msgs...)
 		}
@@ -74,7 +68,11 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	sums := report.Aggregate(rs, errs, harness.BackendNames())
-	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames()) + report.PrimMarkdown(prs, harness.BackendNames())
+	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames())
+	md, err := withPrims(md, paths)
+	if err != nil {
+		return 0, err
+	}
 	if *out == "" {
 		fmt.Print(md)
 	} else {
@@ -95,4 +93,17 @@ func reportCmd(args []string) (int, error) {
 		code = 1
 	}
 	return code, nil
+}
+
+// withPrims appends to md the W8 and W9 table of the results files.
+func withPrims(md string, paths []string) (string, error) {
+	var prs []*check.PrimResult
+	for _, path := range paths {
+		p, err := report.ReadPrimRecords(path)
+		if err != nil {
+			return "", err
+		}
+		prs = append(prs, p...)
+	}
+	return md + report.PrimMarkdown(prs, harness.BackendNames()), nil
 }
