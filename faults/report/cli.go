@@ -11,17 +11,7 @@ import (
 // ReadCLIRecords reads the CLI workload's results from a results file
 // written by the suite.
 func ReadCLIRecords(path string) ([]*check.CLIResult, error) {
-	recs, err := readRecordFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []*check.CLIResult
-	for _, r := range recs {
-		if r.CLI != nil {
-			out = append(out, r.CLI)
-		}
-	}
-	return out, nil
+	return readKind(path, func(r Record) *check.CLIResult { return r.CLI })
 }
 
 // CLIMarkdown renders the CLI workload's results, one row per store, in

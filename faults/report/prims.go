@@ -11,17 +11,7 @@ import (
 // ReadPrimRecords reads the W8 and W9 results from a results file written
 // by the suite.
 func ReadPrimRecords(path string) ([]*check.PrimResult, error) {
-	recs, err := readRecordFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []*check.PrimResult
-	for _, r := range recs {
-		if r.Prim != nil {
-			out = append(out, r.Prim)
-		}
-	}
-	return out, nil
+	return readKind(path, func(r Record) *check.PrimResult { return r.Prim })
 }
 
 // PrimMarkdown renders W8 (the semaphore) and W9 (the read-write lock), a

@@ -59,3 +59,19 @@ func readRecordFile(path string) ([]Record, error) {
 	}
 	return out, nil
 }
+
+// readKind reads the results of one kind from a results file: those that
+// pick finds in its records.
+func readKind[T any](path string, pick func(Record) *T) ([]*T, error) {
+	recs, err := readRecordFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*T
+	for _, r := range recs {
+		if v := pick(r); v != nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
