@@ -69,7 +69,7 @@ func reportCmd(args []string) (int, error) {
 	}
 	sums := report.Aggregate(rs, errs, harness.BackendNames())
 	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames())
-	md, err := withPrims(md, paths)
+	md, primsFailed, err := withPrims(md, paths)
 	if err != nil {
 		return 0, err
 	}
@@ -89,21 +89,26 @@ func reportCmd(args []string) (int, error) {
 			code = 1
 		}
 	}
-	if _, _, failed := report.StallVerdicts(stalls); failed {
+	if _, _, failed := report.StallVerdicts(stalls); failed || primsFailed {
 		code = 1
 	}
 	return code, nil
 }
 
-// withPrims appends to md the W8 and W9 table of the results files.
-func withPrims(md string, paths []string) (string, error) {
+// withPrims appends to md the W8 and W9 table of the results files, and
+// says whether a run of theirs missed a target or was invalid.
+func withPrims(md string, paths []string) (string, bool, error) {
 	var prs []*check.PrimResult
+	failed := false
 	for _, path := range paths {
 		p, err := report.ReadPrimRecords(path)
 		if err != nil {
-			return "", err
+			return "", false, err
+		}
+		for _, r := range p {
+			failed = failed || len(r.Missed) > 0 || len(r.Invalid) > 0
 		}
 		prs = append(prs, p...)
 	}
-	return md + report.PrimMarkdown(prs, harness.BackendNames()), nil
+	return md + report.PrimMarkdown(prs, harness.BackendNames()), failed, nil
 }
