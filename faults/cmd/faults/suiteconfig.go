@@ -76,7 +76,7 @@ func parseSuite(args []string) (suiteConfig, error) {
 	command := fs.String("command", "", "the command line to print in the table (default: this one)")
 	stallSecs := fs.Int("stall-seconds", 0, "seconds of each W7 run (fence.Middleware under stalled writers, default options then UnsafeConcurrent; on sqlite, after its other runs); default 10 short, 60 long, negative: skip W7")
 	cliStores := fs.String("cli-stores", "sqlite,redis", "stores that also get a run of the leasehold run (CLI) workload (\"\": none)")
-	primStores := fs.String("prim-stores", "sqlite,redis", "stores that also get W8 and W9, the semaphore and read-write lock workloads (and their mutation runs where the store has a mutation run; \"\": none)")
+	primStores := fs.String("prim-stores", "sqlite,redis", "stores that also get W8 and W9, the semaphore and read-write lock workloads, and their mutation runs where the store has a mutation run (default: sqlite,redis short, every store long; \"\": none)")
 	primSecs := fs.Int("prim-seconds", -1, "seconds of each W8 and W9 fault schedule (default: one pass short, 60 long)")
 	lhBin := fs.String("leasehold", "", "the leasehold binary for the CLI workload (default: built from ../cmd)")
 	readWorkload := workloadFlags(fs)
@@ -123,15 +123,9 @@ func parseSuite(args []string) (suiteConfig, error) {
 			return c, err
 		}
 	}
-	c.primSecs = *primSecs
-	if c.primSecs < 0 {
-		c.primSecs = map[string]int{"short": 0, "long": 60}[c.mode]
-	}
-	for _, n := range strings.Split(*primStores, ",") {
-		if n = strings.TrimSpace(n); n != "" && containsName(c.names, n) {
-			c.primNames = append(c.primNames, n)
-		}
-	}
+	primSet := false
+	fs.Visit(func(f *flag.Flag) { primSet = primSet || f.Name == "prim-stores" })
+	c.setPrims(*primStores, primSet, *primSecs)
 	for _, n := range strings.Split(*cliStores, ",") {
 		if n = strings.TrimSpace(n); n != "" && containsName(c.names, n) {
 			c.cliNames = append(c.cliNames, n)
@@ -156,4 +150,22 @@ func (c suiteConfig) plan() map[string][]task {
 		}
 	}
 	return perStore
+}
+
+// setPrims sets the stores that get W8 and W9 (list, or with -long every
+// store unless the flag was given) and their schedule's seconds (secs, or
+// the mode's default: one pass short, 60 s long).
+func (c *suiteConfig) setPrims(list string, given bool, secs int) {
+	if c.mode == "long" && !given {
+		list = strings.Join(c.names, ",")
+	}
+	c.primSecs = secs
+	if secs < 0 {
+		c.primSecs = map[string]int{"short": 0, "long": 60}[c.mode]
+	}
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" && containsName(c.names, n) {
+			c.primNames = append(c.primNames, n)
+		}
+	}
 }
