@@ -81,13 +81,7 @@ func cliFaultList() string {
 
 // CLISummary is one line about a CLI workload run.
 func CLISummary(r *check.CLIResult) string {
-	status := "ok"
-	switch {
-	case len(r.Missed) > 0:
-		status = "MISSED: " + strings.Join(r.Missed, "; ")
-	case len(r.Invalid) > 0:
-		status = "INVALID: " + strings.Join(r.Invalid, "; ")
-	}
+	status := runStatus(r.Missed, r.Invalid, "ok")
 	var eps []string
 	for _, c := range check.CLIFaults {
 		eps = append(eps, fmt.Sprintf("%s %d/%d", c.ID, r.Bit[c.ID], r.Episodes[c.ID]))

@@ -105,15 +105,11 @@ func primRow(w func(string, ...any), rs []*check.PrimResult, name, wl string, mu
 
 // PrimSummary is one line about a W8 or W9 run.
 func PrimSummary(r *check.PrimResult) string {
-	status := "ok"
-	switch {
-	case len(r.Missed) > 0:
-		status = "MISSED: " + strings.Join(r.Missed, "; ")
-	case len(r.Invalid) > 0:
-		status = "INVALID: " + strings.Join(r.Invalid, "; ")
-	case r.Mutation:
-		status = "CAUGHT"
+	verdict := "ok"
+	if r.Mutation {
+		verdict = "CAUGHT"
 	}
+	status := runStatus(r.Missed, r.Invalid, verdict)
 	kind := r.Workload
 	if r.Mutation {
 		kind += " mutation"
@@ -121,4 +117,16 @@ func PrimSummary(r *check.PrimResult) string {
 	return fmt.Sprintf("%-18s %s  seed %d  TTL %s  %.0f s: %d holds, %d writes, stale refused %d admitted %d, over N %d, slot twice %d, writer overlaps %d, tokens backwards %d, writer holds %d (longest wait %s): %s",
 		r.Store, kind, r.Seed, r.TTL, r.Seconds, r.Holds, r.Writes, r.StaleRefused, r.StaleAdmit, r.OverAdmit, r.SlotTwice, r.Conflicts,
 		r.TokensBackward, r.WriterHolds, r.LongestWait.Round(time.Millisecond), status)
+}
+
+// runStatus is a one-run summary's verdict: its missed targets, else why
+// it was invalid, else ok.
+func runStatus(missed, invalid []string, ok string) string {
+	switch {
+	case len(missed) > 0:
+		return "MISSED: " + strings.Join(missed, "; ")
+	case len(invalid) > 0:
+		return "INVALID: " + strings.Join(invalid, "; ")
+	}
+	return ok
 }
