@@ -29,3 +29,23 @@ func TestPrimStores(t *testing.T) {
 		}
 	}
 }
+
+// TestPrimsOnly checks -prims-only: off by default, on when given (the
+// suite then runs W8 and W9 alone, for their rows on the safety page).
+func TestPrimsOnly(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-long", "-stores", "sqlite"}, false},
+		{[]string{"-long", "-stores", "sqlite", "-prims-only"}, true},
+	} {
+		c, err := parseSuite(tt.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if c.primsOnly != tt.want {
+			t.Errorf("%v: primsOnly %v, want %v", tt.args, c.primsOnly, tt.want)
+		}
+	}
+}

@@ -122,6 +122,12 @@ func (s *suite) done(dir string, bad bool) {
 // run, W7, the CLI workload) go first, and the regular runs follow while
 // the budget lasts.
 func (s *suite) runStore(ctx context.Context, n string, tasks []task) {
+	if s.cfg.primsOnly {
+		if containsName(s.cfg.primNames, n) {
+			s.runPrims(ctx, n)
+		}
+		return
+	}
 	start := time.Now()
 	cli := containsName(s.cfg.cliNames, n)
 	if s.cfg.budget > 0 {

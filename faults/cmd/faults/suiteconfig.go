@@ -33,6 +33,7 @@ type suiteConfig struct {
 	cliNames  []string
 	primNames []string // stores that get W8 and W9
 	primSecs  int      // their fault schedule, seconds (0: one pass)
+	primsOnly bool     // run only W8 and W9 (and their mutation runs)
 	lhBin     string
 	out       string
 	jsonOut   string
@@ -78,6 +79,7 @@ func parseSuite(args []string) (suiteConfig, error) {
 	cliStores := fs.String("cli-stores", "sqlite,redis", "stores that also get a run of the leasehold run (CLI) workload (\"\": none)")
 	primStores := fs.String("prim-stores", "sqlite,redis", "stores that also get W8 and W9, the semaphore and read-write lock workloads, and their mutation runs where the store has a mutation run (default: sqlite,redis short, every store long; \"\": none)")
 	primSecs := fs.Int("prim-seconds", -1, "seconds of each W8 and W9 fault schedule (default: one pass short, 60 long)")
+	primsOnly := fs.Bool("prims-only", false, "run only W8 and W9 and their mutation runs, on the -prim-stores (for their rows on the safety page)")
 	lhBin := fs.String("leasehold", "", "the leasehold binary for the CLI workload (default: built from ../cmd)")
 	readWorkload := workloadFlags(fs)
 	_ = fs.Parse(args)
@@ -126,6 +128,7 @@ func parseSuite(args []string) (suiteConfig, error) {
 	primSet := false
 	fs.Visit(func(f *flag.Flag) { primSet = primSet || f.Name == "prim-stores" })
 	c.setPrims(*primStores, primSet, *primSecs)
+	c.primsOnly = *primsOnly
 	for _, n := range strings.Split(*cliStores, ",") {
 		if n = strings.TrimSpace(n); n != "" && containsName(c.names, n) {
 			c.cliNames = append(c.cliNames, n)
