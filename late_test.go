@@ -2,7 +2,6 @@ package leasehold_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -58,18 +57,9 @@ func (s *queuedLateOnce) Acquire(ctx context.Context, r leasehold.AcquireRequest
 	return s.Store.Acquire(ctx, r)
 }
 
+// AcquireWait queues as the queueing store of client_test.go does.
 func (s *queuedLateOnce) AcquireWait(ctx context.Context, r leasehold.AcquireRequest) (leasehold.Grant, error) {
-	for {
-		g, err := s.Store.Acquire(ctx, r)
-		if !errors.Is(err, leasehold.ErrHeld) {
-			return g, err
-		}
-		select {
-		case <-ctx.Done():
-			return leasehold.Grant{}, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	return (&queueing{Store: s.Store}).AcquireWait(ctx, r)
 }
 
 func (s *queuedLateOnce) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
