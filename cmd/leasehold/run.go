@@ -110,6 +110,7 @@ type held struct {
 	// holdEnd is when run frees the lease after its command exited
 	// (--min-hold, --tick; zero: at once).
 	holdEnd time.Time
+	started bool // the command was started
 	err     error
 }
 
@@ -161,7 +162,7 @@ func (a *app) runCommand(f runFlags) int {
 	}
 	f.slot = h.slot
 	f.epoch = h.epoch
-	code := a.holdOn(f, h, a.supervise(f, h.lease, sigs), sigs)
+	code := a.holdOn(f, h, a.supervise(f, h, sigs), sigs)
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
 			if code != exitLost {
@@ -219,8 +220,10 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 	return h
 }
 
-// supervise runs the command while l is held and returns run's exit status.
-func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) int {
+// supervise runs the command while h's lease is held and returns run's
+// exit status. It sets h.started once the command has started.
+func (a *app) supervise(f runFlags, h *held, sigs <-chan os.Signal) int {
+	l := h.lease
 	cmd := exec.Command(f.command[0], f.command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	cmd.Env = append(os.Environ(),
@@ -258,6 +261,7 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 		}
 		return a.fail(f.name, &codedError{code: exitCannotExec, err: err})
 	}
+	h.started = true
 	g := &guard{a: a, f: f, l: l, c: c, wd: wd, deadline: l.Deadline()}
 	wd.guard(c.pid, g.deadline)
 	g.loop(sigs)

@@ -104,10 +104,11 @@ func minTime(a, b time.Time) time.Time {
 // holdOn keeps h's lease held, after its command exited with code, until
 // h.holdEnd, and returns run's exit status: code, or 128+N if signal N
 // ends the hold early (the lease is then freed at once, by close). The
-// client renews the lease meanwhile; a lease lost while the command ran is
-// not held on.
+// client renews the lease meanwhile. A lease lost while the command ran is
+// not held on, nor one whose command could not be started (not found, not
+// executable): the job did not run, another node may run it.
 func (a *app) holdOn(f runFlags, h *held, code int, sigs <-chan os.Signal) int {
-	if h.holdEnd.IsZero() || h.lease.Release(context.Background()) != nil {
+	if h.holdEnd.IsZero() || !h.started || h.lease.Release(context.Background()) != nil {
 		return code
 	}
 	left := time.Until(h.holdEnd)

@@ -170,3 +170,19 @@ func TestPlanHold(t *testing.T) {
 		}
 	}
 }
+
+// A command that cannot be started did not run: run exits 127 and frees
+// the key at once, whatever --min-hold or --tick say, so that another node
+// may run the job.
+func TestRunHoldNotWhenCommandMissing(t *testing.T) {
+	e := newEnv(t)
+	for _, hold := range [][]string{{"--min-hold", "1h"}, {"--tick", "24h"}} {
+		args := append(append([]string{"run", "job"}, hold...), "--", filepath.Join(e.dir, "no-such-command"))
+		code, _, stderr := e.lh(nil, args...)
+		if code != exitNotFound || strings.Contains(stderr, "holding") {
+			t.Fatalf("run %s of a missing command exited %d, want %d without holding on; stderr: %s", hold[0], code, exitNotFound, stderr)
+		}
+	}
+	e.checkFree(t, "job")
+	e.checkFree(t, leasehold.TickKey("job", time.Now(), 24*time.Hour))
+}

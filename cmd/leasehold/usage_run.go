@@ -67,7 +67,8 @@ command exits, and exits with the command's exit status.
   lockAtLeastFor): when the command exits sooner, leasehold says so on
   stderr, keeps renewing the lease until D has passed, then releases it and
   exits with the command's status. A signal during that hold releases the
-  key at once and exits 128+N. A run killed outright (SIGKILL, a crash)
+  key at once and exits 128+N; so does a command that could not be started
+  (126, 127: the job did not run). A run killed outright (SIGKILL, a crash)
   frees the key at its TTL: use a TTL of at least D to keep it through that.
 
   --tick D runs a command scheduled on every node (cron on each host) once
