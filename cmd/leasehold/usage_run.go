@@ -76,12 +76,13 @@ command exits, and exits with the command's exit status.
   tick nearest now in UTC (leasehold.TickKey: KEY/2026-11-27T15:00:00Z for
   --tick 1h at 15:00:20), and it is held until the tick ends, half a period
   after TICK, so that a node that comes late in the tick finds it held and
-  does not run the job again; it exits 75. (--min-hold D2 sets the hold instead; one shorter
-  than the rest of the tick lets a late node run the job again.) --wait
-  with --tick ends by the tick's end: a waiting node takes over only from a
-  holder that crashed or was stopped within the tick. A node whose clock
-  or schedule is off by half a period or more keys another tick. Treat 75
-  as "another node has this tick" (cron: leasehold run ... || [ $? -eq 75 ]).
+  does not run the job again; it exits 75. (--min-hold D2 sets the hold
+  instead; one shorter than the rest of the tick lets a late node run the
+  job again.) --wait with --tick ends by the tick's end: a waiting node
+  takes over only from a holder that crashed or was stopped within the
+  tick. A node whose clock or schedule is off by half a period or more
+  keys another tick. Treat 75 as "another node has this tick" (cron:
+  leasehold run ... || [ $? -eq 75 ]).
   Neither flag combines with --slots, --read or --write.
 
 Flags:
