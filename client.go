@@ -87,7 +87,10 @@ var errWaitOver = errors.New("leasehold: wait ran out")
 // notification when it has one and otherwise retrying with capped
 // exponential backoff and full jitter; when the wait runs out it returns the
 // last *HeldError (or, if the store kept failing, the last *StoreError:
-// store failures are retried while waiting, but not a closed store's). If
+// store failures are retried while waiting, but not a closed store's). A
+// grant whose reply arrives after the holder's deadline is released, never
+// returned: a waiting acquire waits on; a single try returns its
+// *LostError (wrapping ErrExpired). If
 // ctx ends first it returns ctx's error (context.Canceled or
 // context.DeadlineExceeded, with its cause); if the client is closed
 // first, an error matching ErrClosed.
@@ -219,7 +222,9 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int, an
 		*attempts++
 		g, err := c.store.Acquire(ctx, req)
 		if err == nil {
-			return g, sent, nil
+			if err = c.dropLate(ctx, g, sent, req.TTL); err == nil {
+				return g, sent, nil
+			}
 		}
 		if ctx.Err() != nil && !errors.Is(err, ErrHeld) {
 			// The attempt was cut short by the context.
@@ -227,9 +232,9 @@ func (c *Client) wait(ctx context.Context, req AcquireRequest, attempts *int, an
 		}
 		last, *answered = err, true
 		// Held: wait for it. A store failure (a restart, a reset
-		// connection) is retried the same way until the wait ends; any
-		// other error is final.
-		if !retryable(err) {
+		// connection) or a late grant (released) is retried the same way
+		// until the wait ends; any other error is final.
+		if !retryable(err) && !isLate(err) {
 			return Grant{}, time.Time{}, err
 		}
 		woken, ok := c.pause(ctx, c.retryDelay(attempt, req.TTL, err), wake)
@@ -264,7 +269,7 @@ func (c *Client) waitQueued(ctx context.Context, w Waiter, req AcquireRequest, a
 		if ctx.Err() != nil {
 			return Grant{}, time.Time{}, c.waitEnded(ctx, err)
 		}
-		if !retryable(err) {
+		if !retryable(err) && !isLate(err) {
 			return Grant{}, time.Time{}, err
 		}
 		if _, ok := c.pause(ctx, c.retryDelay(attempt, req.TTL, err), nil); !ok {
@@ -290,6 +295,9 @@ func (c *Client) acquireQueued(ctx context.Context, w Waiter, req AcquireRequest
 		if errors.Is(err, ErrNotHeld) {
 			err = &LostError{Key: g.Key, Token: g.Token, Reason: err}
 		}
+		return Grant{}, time.Time{}, err
+	}
+	if err := c.dropLate(ctx, g, sent, req.TTL); err != nil {
 		return Grant{}, time.Time{}, err
 	}
 	return g, sent, nil

@@ -57,11 +57,7 @@ type Lease struct {
 // report; when the client closed during the report it releases the grant,
 // reports that as the lease's EventRelease and returns ErrClosed.
 func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl, minHold time.Duration) (l *Lease, reported bool, err error) {
-	hold := ttl
-	if g.TTL > 0 && g.TTL < hold {
-		hold = g.TTL // a store may grant less than asked (Redlock's validity time)
-	}
-	deadline := a.sent.Add(c.opts.HoldFor(hold))
+	deadline := c.holdDeadline(g, a.sent, ttl)
 	lctx, cancel := context.WithCancelCause(fence.WithToken(detach(ctx), g.Token))
 	l = &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, sent: a.sent, deadline: deadline}
 	now := c.opts.Clock.Now()
@@ -69,9 +65,11 @@ func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl, minHold ti
 		l.holdUntil = now.Add(minHold)
 	}
 	if !now.Before(deadline) {
-		// A late "you have the lock": the reply came after the holder's
-		// deadline, so the grant may already belong to someone else.
-		err := &LostError{Key: g.Key, Token: g.Token, Reason: fmt.Errorf("%w: the grant arrived after the holder's deadline", ErrExpired)}
+		// A late "you have the lock" (late.go): the reply came after the
+		// holder's deadline, so the grant may already belong to someone
+		// else. A waiting acquire dropped the grants it found late; this
+		// one passed its deadline since, or came from a single attempt.
+		err := &LostError{Key: g.Key, Token: g.Token, Reason: errLateGrant}
 		cancel(err)
 		l.storeRelease(ctx)
 		return nil, false, err

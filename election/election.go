@@ -69,13 +69,22 @@ func New(c *leasehold.Client, key string, opts *Options) (*Election, error) {
 func (e *Election) Key() string { return e.key }
 
 // Campaign blocks until this process leads, or ctx ends (then it returns
-// ctx's error), or the store fails.
+// ctx's error), or the store fails. A grant that reaches the client after
+// the holder's deadline (a loaded machine, a short TTL) is released and
+// the campaign goes on: it never leads on a grant that may have expired.
 func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
-	l, err := e.c.Acquire(ctx, e.key, leasehold.AcquireOptions{TTL: e.opts.TTL, Wait: leasehold.WaitForever})
-	if err != nil {
-		return nil, err
+	for {
+		l, err := e.c.Acquire(ctx, e.key, leasehold.AcquireOptions{TTL: e.opts.TTL, Wait: leasehold.WaitForever})
+		if err == nil {
+			return &Leadership{lease: l}, nil
+		}
+		// The waiting Acquire drops the late grants it sees; one whose
+		// deadline passed just after (before the client could start the
+		// lease) comes back as a *LostError, its grant released.
+		if !errors.Is(err, leasehold.ErrLost) || ctx.Err() != nil {
+			return nil, err
+		}
 	}
-	return &Leadership{lease: l}, nil
 }
 
 // Leadership is one term of this process as the leader.

@@ -37,6 +37,8 @@ type runFlags struct {
 	observer          leasehold.Observer // the client's observer (the metrics), if any
 	mode              rwlock.Mode        // --read or --write: KEY's read-write lock; 0: a plain lease
 	epoch             uint64             // the read-write lock's write epoch, once held
+	minHold           time.Duration      // --min-hold: keep the key held that long after the grant
+	tick              time.Duration      // --tick: key the lease by the tick of that period, held to its end
 }
 
 func (a *app) run(args []string) int {
@@ -49,6 +51,7 @@ func (a *app) run(args []string) int {
 	label := fs.String("label", "", "how other holders see this one (default host:pid)")
 	store, metricsAddr := clientStoreFlag(fs), metricsFlag(fs)
 	read, write := rwFlags(fs)
+	minHold, tick := holdFlags(fs)
 	jsonFlag(fs)
 	c, code, ok := a.parse(fs, "run", args)
 	if !ok {
@@ -58,6 +61,9 @@ func (a *app) run(args []string) int {
 	err := f.checkMode(*read, *write)
 	if err == nil {
 		err = f.check(fs, c)
+	}
+	if err == nil {
+		err = f.checkHold(fs, *minHold, *tick)
 	}
 	if err != nil {
 		return a.fail("run", err)
@@ -101,7 +107,11 @@ type held struct {
 	lease  *leasehold.Lease
 	slot   int    // with --slots: the slot the lease is on
 	epoch  uint64 // the read-write lock's write epoch (--read, --write)
-	err    error
+	// holdEnd is when run frees the lease after its command exited
+	// (--min-hold, --tick; zero: at once).
+	holdEnd time.Time
+	started bool // the command was started
+	err     error
 }
 
 // close releases what h holds. It returns the lease's release error.
@@ -152,7 +162,7 @@ func (a *app) runCommand(f runFlags) int {
 	}
 	f.slot = h.slot
 	f.epoch = h.epoch
-	code := a.supervise(f, h.lease, sigs)
+	code := a.holdOn(f, h, a.supervise(f, h, sigs), sigs)
 	if err := h.close(); err != nil {
 		if errors.Is(err, leasehold.ErrLost) {
 			if code != exitLost {
@@ -190,7 +200,11 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 		return h
 	}
 	if f.slots == 0 {
-		h.lease, h.err = h.client.Acquire(ctx, f.key, opts)
+		p := f.planHold(time.Now())
+		h.lease, h.err = h.client.Acquire(ctx, p.key, p.opts)
+		if h.err == nil {
+			h.holdEnd = p.holdEnd(f, time.Now())
+		}
 		return h
 	}
 	sem, err := semaphore.New(h.client, f.slots, nil)
@@ -206,8 +220,10 @@ func (a *app) acquireLease(ctx context.Context, f runFlags) *held {
 	return h
 }
 
-// supervise runs the command while l is held and returns run's exit status.
-func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) int {
+// supervise runs the command while h's lease is held and returns run's
+// exit status. It sets h.started once the command has started.
+func (a *app) supervise(f runFlags, h *held, sigs <-chan os.Signal) int {
+	l := h.lease
 	cmd := exec.Command(f.command[0], f.command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	cmd.Env = append(os.Environ(),
@@ -245,6 +261,7 @@ func (a *app) supervise(f runFlags, l *leasehold.Lease, sigs <-chan os.Signal) i
 		}
 		return a.fail(f.name, &codedError{code: exitCannotExec, err: err})
 	}
+	h.started = true
 	g := &guard{a: a, f: f, l: l, c: c, wd: wd, deadline: l.Deadline()}
 	wd.guard(c.pid, g.deadline)
 	g.loop(sigs)

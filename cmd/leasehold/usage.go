@@ -41,7 +41,7 @@ client). Unset or off, only errors that end a command are printed.
 
 // synopsis is the usage of every command, one line each (bench's runs on).
 // The README's CLI block holds the same commands and flags (TestREADMEUsage).
-const synopsis = `  leasehold run     KEY [--read|--write] [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
+const synopsis = `  leasehold run     KEY [--read|--write] [--ttl 15s] [--wait D|forever] [--slots N] [--min-hold D] [--tick D] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
   leasehold acquire KEY [--ttl 15s] [--wait D|forever] [--label L] [--store URL] [--token-file FILE] [--json]
   leasehold renew   [KEY] [--owner OWNER] [--token N] [--ttl 15s] [--store URL] [--token-file FILE] [--json]
   leasehold release [KEY] [--owner OWNER] [--token N] [--store URL] [--token-file FILE] [--json]
@@ -97,81 +97,7 @@ const jsonUsage = `  --json         errors as one line of JSON on stderr (see le
 // commandUsage holds the text of "leasehold help COMMAND" and of each
 // command's -h.
 var commandUsage = map[string]string{
-	"run": `Usage: leasehold run KEY|--key KEY [--read|--write] [--ttl 15s] [--wait D|forever] [--slots N] [--grace D] [--label L] [--store URL] [--token-file FILE] [--metrics-addr HOST:PORT] [--json] -- COMMAND [ARGS...]
-
-Acquires KEY, runs COMMAND with LEASEHOLD_KEY, LEASEHOLD_TOKEN (the fencing
-token, in decimal) and LEASEHOLD_OWNER in its environment, renews the lease
-while the command runs (at about a third of the TTL), releases it when the
-command exits, and exits with the command's exit status.
-
-  --wait 0 tries once; a duration waits up to that long for the holder to go;
-  --wait forever waits until the lease is acquired or leasehold is interrupted.
-  If the lease cannot be had, leasehold exits 75 and says on stderr who holds
-  it and for how long.
-
-  --slots N makes KEY a semaphore of N slots: at most N commands run at once
-  over KEY. The command holds the lease on one free slot, KEY/slot/I, with
-  LEASEHOLD_SLOT=I, LEASEHOLD_KEY the slot's key and LEASEHOLD_TOKEN its
-  token (tokens increase per slot: fence by LEASEHOLD_KEY); --wait waits for
-  any slot. Every user of KEY must pass the same N; a run that finds its
-  slots full and slot N held fails (a user with more slots). A store whose
-  tokens are not fences (Redlock) is refused.
-
-  The rule: the command's process group is dead before the store can grant
-  the key to anyone else. The holder's deadline (the last successful
-  renewal's send time + TTL x 0.99 - 5ms) comes before the store's expiry;
-  when the time left falls to --grace and no renewal has moved it, the group
-  gets SIGTERM, and SIGKILL at the deadline. A refused renewal sends SIGTERM
-  at once and SIGKILL after --grace or at the deadline, whichever is first.
-  Either way leasehold exits 76. When the command exits, anything left in
-  its group is killed before the lease is released. A watchdog process
-  holds the same deadline and acts when leasehold cannot: stopped (SIGSTOP,
-  Ctrl-Z), starved, or killed, in which case it kills the group at once (on
-  Linux the command also gets a parent-death SIGKILL).
-
-  --grace is at most a quarter of the time between the latest first renewal
-  (1.1 x TTL/3) and the holder's deadline (TTL x 0.99 - 5ms), about TTL/6,
-  so that a hung first renewal and its retry both end before termination
-  starts; a longer one is refused. The default is the smaller of 10s and
-  that bound (2.336s at --ttl 15s). For a longer grace, use a longer TTL
-  (about 6.5 times the grace).
-
-  The command runs in its own process group. SIGINT, SIGTERM, SIGHUP and
-  SIGQUIT sent to leasehold are passed on to the group; leasehold then waits
-  for the command and releases the lease. In a terminal the command's group
-  is the foreground one: it can read the terminal, Ctrl-C reaches it
-  directly, and Ctrl-Z stops it and leasehold together (stopped past the
-  deadline, the command is killed as above). On Windows there are no
-  process groups: signals and the deadline end the command itself, not the
-  processes it started.
-
-  Pass the token to whatever the command writes to, and have that resource
-  reject stale tokens: a lease alone cannot stop a paused holder from acting.
-  On a store whose tokens are not fences (Redlock) leasehold warns once on
-  stderr.
-
-  --read and --write take KEY's read-write lock (package rwlock) instead of
-  a plain lease on KEY: readers share it, a writer holds it alone, and a
-  waiting writer stops new readers. The command also gets LEASEHOLD_MODE
-  (read or write) and LEASEHOLD_EPOCH (the write epoch); LEASEHOLD_KEY and
-  LEASEHOLD_TOKEN are the held lease's (a reader's slot KEY/r/N, the
-  writer's KEY/w). Have the resource check (mode, epoch, token) as
-  rwlock.Guard does.
-
-Flags:
-  --key KEY      the lease's key (required)
-  --read         take KEY's read-write lock for reading (shared)
-  --write        take KEY's read-write lock for writing (alone)
-  --ttl D        lease duration (default 15s)
-  --wait D       how long to wait for the key (default 0: try once;
-                 "forever": until interrupted)
-  --slots N      hold one of N slots of KEY (a semaphore; default 0: KEY itself)
-  --grace D      time between SIGTERM and SIGKILL (default min(10s, the most --ttl allows))
-  --label L      how other holders see this one (default host:pid)
-  --store URL    the store (default $LEASEHOLD_STORE, else the embedded file)
-  --token-file F the bearer token's file, when the store is a leasehold server
-                 (leasehold+https://...; for it alone: other stores refuse it)
-` + metricsUsage,
+	"run": runUsage,
 	"acquire": `Usage: leasehold acquire KEY|--key KEY [--ttl 15s] [--wait D|forever] [--label L] [--json] [--store URL] [--token-file FILE]
 
 Acquires KEY and exits, leaving the lease held until its TTL ends or it is
