@@ -84,6 +84,9 @@ func Judge(r *RunResult) {
 	if len(m.Stuck) > 0 {
 		r.Missed = append(r.Missed, "stuck keys: "+strings.Join(m.Stuck, "; "))
 	}
+	if len(m.Unreachable) > 0 {
+		r.Missed = append(r.Missed, "store unreachable during the final probe: "+strings.Join(m.Unreachable, "; "))
+	}
 	if p99 := Quantile(m.Takeovers, 0.99); !math.IsNaN(p99) && p99 > r.TakeoverBound {
 		r.Missed = append(r.Missed, fmt.Sprintf("takeover p99 %.2f x TTL above the bound %.2f", p99, r.TakeoverBound))
 	}

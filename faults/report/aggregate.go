@@ -158,6 +158,7 @@ func addMetrics(a *check.Metrics, m *check.Metrics) {
 		a.DoubleByFault[f] += n
 	}
 	a.Stuck = append(a.Stuck, m.Stuck...)
+	a.Unreachable = append(a.Unreachable, m.Unreachable...)
 	a.PauseSaves += m.PauseSaves
 	a.BittenPauses += m.BittenPauses
 	a.LateCleanups += m.LateCleanups
