@@ -30,6 +30,9 @@ type RunResult struct {
 	// of the run (/proc/loadavg): the machine is shared, and a loaded one
 	// stretches takeovers and pauses renewals.
 	Load [2]float64
+	// Commit is the commit the harness was built from ("" in results
+	// recorded before it was, or from a build without VCS information).
+	Commit string `json:",omitempty"`
 }
 
 // Judge decides validity and missed targets.

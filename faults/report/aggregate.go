@@ -28,6 +28,7 @@ type StoreSummary struct {
 	Stalled   []float64     // takeovers excluded: the machine stalled during them
 	Episodes  map[string]int
 	Notes     []string
+	Commits   []string // the commits the runs were made at, where they say (RunResult.Commit)
 
 	LoadMin, LoadMax float64 // 1-minute load averages seen at the runs' starts and ends
 	Holders, Keys    int     // the last run's workload (3 and 2 before results recorded it)
@@ -83,6 +84,9 @@ func Aggregate(results []*check.RunResult, errs map[string][]string, stores []st
 		}
 		for c, n := range m.Episodes {
 			s.Episodes[c] += n
+		}
+		if r.Commit != "" && !slices.Contains(s.Commits, r.Commit) {
+			s.Commits = append(s.Commits, r.Commit)
 		}
 		for _, n := range r.Notes {
 			if !slices.Contains(s.Notes, n) {
