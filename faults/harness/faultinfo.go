@@ -1,8 +1,12 @@
 package harness
 
 import (
+	"context"
+	"os/exec"
 	"runtime/debug"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/leasehold-go/leasehold/faults/check"
 )
@@ -45,24 +49,29 @@ func StaticFault(store, id string) (notRun, note string, err error) {
 }
 
 // buildCommit is the commit the running binary was built from (its VCS
-// stamp, "+dirty" if the tree was modified), or "" if it has none (go
-// run, go test).
-func buildCommit() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value[:min(len(s.Value), 7)]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+dirty"
+// stamp, "+dirty" if the tree was modified), or else the commit checked
+// out where it runs (git rev-parse: builds here run with -buildvcs=false),
+// or "" if neither says.
+func buildCommit(ctx context.Context) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision":
+				rev = s.Value[:min(len(s.Value), 7)]
+			case s.Key == "vcs.modified" && s.Value == "true":
+				dirty = "+dirty"
+			}
+		}
+		if rev != "" {
+			return rev + dirty
 		}
 	}
-	if rev == "" {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "--short=7", "HEAD").Output()
+	if err != nil {
 		return ""
 	}
-	return rev + dirty
+	return strings.TrimSpace(string(out))
 }
