@@ -85,14 +85,7 @@ func Aggregate(results []*check.RunResult, errs map[string][]string, stores []st
 		for c, n := range m.Episodes {
 			s.Episodes[c] += n
 		}
-		if r.Commit != "" && !slices.Contains(s.Commits, r.Commit) {
-			s.Commits = append(s.Commits, r.Commit)
-		}
-		for _, n := range r.Notes {
-			if !slices.Contains(s.Notes, n) {
-				s.Notes = append(s.Notes, n)
-			}
-		}
+		s.addNotes(r)
 		if len(r.Invalid) > 0 {
 			s.InvalidRuns++
 			for _, x := range r.Invalid {
@@ -170,6 +163,18 @@ func addMetrics(a *check.Metrics, m *check.Metrics) {
 	for _, v := range m.Violations {
 		if len(a.Violations) < 10 {
 			a.Violations = append(a.Violations, v)
+		}
+	}
+}
+
+// addNotes pools r's notes and commit into s's, once each.
+func (s *StoreSummary) addNotes(r *check.RunResult) {
+	if r.Commit != "" && !slices.Contains(s.Commits, r.Commit) {
+		s.Commits = append(s.Commits, r.Commit)
+	}
+	for _, n := range r.Notes {
+		if !slices.Contains(s.Notes, n) {
+			s.Notes = append(s.Notes, n)
 		}
 	}
 }
