@@ -27,7 +27,9 @@ type Params struct {
 	// End, or it counts as stuck.
 	QuietFrom, End int64
 	// Final is the harness's own acquire of each key after every holder
-	// was killed: a key it could not acquire within the bound is stuck.
+	// was killed: a key it could not acquire within the bound is stuck;
+	// one whose error is ErrProbeUnreachable found the store not
+	// answering (a missed target, not a stuck key).
 	Final map[string]error
 	// LossFaults are the fault classes under which the store's design lets
 	// it end a grant early (lose it, or expire it before its holder's
@@ -88,6 +90,10 @@ type Metrics struct {
 	TakeoversClient  []float64 // the same, to the next lease a client accepted
 	LateGrants       int       // grants a client refused because they arrived after its deadline
 	Stuck            []string  // keys without progress after the faults healed
+	// Unreachable are the keys whose final probe found the store not
+	// answering (ErrProbeUnreachable), with the error: the store did not
+	// come back, which says nothing of the key.
+	Unreachable []string
 
 	// Fault accounting.
 	Episodes     map[string]int // fault class -> episodes injected

@@ -30,6 +30,9 @@ type RunResult struct {
 	// of the run (/proc/loadavg): the machine is shared, and a loaded one
 	// stretches takeovers and pauses renewals.
 	Load [2]float64
+	// Commit is the commit the harness was built from ("" in results
+	// recorded before it was, or from a build without VCS information).
+	Commit string `json:",omitempty"`
 }
 
 // Judge decides validity and missed targets.
@@ -83,6 +86,9 @@ func Judge(r *RunResult) {
 	}
 	if len(m.Stuck) > 0 {
 		r.Missed = append(r.Missed, "stuck keys: "+strings.Join(m.Stuck, "; "))
+	}
+	if len(m.Unreachable) > 0 {
+		r.Missed = append(r.Missed, "store unreachable during the final probe: "+strings.Join(m.Unreachable, "; "))
 	}
 	if p99 := Quantile(m.Takeovers, 0.99); !math.IsNaN(p99) && p99 > r.TakeoverBound {
 		r.Missed = append(r.Missed, fmt.Sprintf("takeover p99 %.2f x TTL above the bound %.2f", p99, r.TakeoverBound))

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+
+	"github.com/leasehold-go/leasehold/faults/check"
 )
 
 // Kube is the kube store on one kube-apiserver over an etcd node of its
@@ -45,6 +47,14 @@ var errNoKubeClock = errors.New(kubeClockNote)
 
 // Name implements Backend.
 func (b *Kube) Name() string { return "kube" }
+
+// FaultNote says how F5 acts on the apiserver's TLS stream: in part.
+func (b *Kube) FaultNote(id string) string {
+	if id != check.F5 {
+		return ""
+	}
+	return "acts only in part on this store: the first reply of a connection opened before the fault (the answer to a request the apiserver applied) is lost; a new connection's first reply is the TLS handshake's, so for the rest of the window the holder cannot reach the apiserver at all (a partition)"
+}
 
 // Start implements Backend: etcd and kube-apiserver with their folders
 // under dir, and the holders' namespace.

@@ -45,10 +45,11 @@ type harness struct {
 	reads      chan history.Event
 	procs      procSet
 	notes      []string
-	invalid    []string     // faults that did not bite, and how (the run proves nothing then)
-	bound      float64      // takeover bound, x TTL
-	pass       int          // the schedule's current pass
-	longPaused map[int]bool // passes that had their long F2 pause
+	invalid    []string      // faults that did not bite, and how (the run proves nothing then)
+	bound      float64       // takeover bound, x TTL
+	pass       int           // the schedule's current pass
+	longPaused map[int]bool  // passes that had their long F2 pause
+	probeGrace time.Duration // the final probe's grace for a store that does not answer (0: probeGrace)
 
 	mu sync.Mutex
 }
@@ -97,59 +98,6 @@ func (h *harness) probeInfo() (leasehold.Info, error) {
 		return leasehold.Info{}, fmt.Errorf("store %s does not answer: %w", h.url, err)
 	}
 	return s.Info(), nil
-}
-
-// finalProbe acquires every key from the harness after all holders died
-// without releasing: each must be free within the takeover bound plus
-// slack. Its grants join the history for the token checks.
-func (h *harness) finalProbe(bound float64) map[string]error {
-	out := map[string]error{}
-	wait := time.Duration(bound*float64(h.cfg.TTL)) + h.cfg.TTL + time.Second
-	ctx, cancel := context.WithTimeout(h.ctx, probeTimeout(wait, len(h.cfg.Keys)))
-	defer cancel()
-	s, err := h.cfg.Open(ctx, h.url)
-	if err != nil {
-		for _, k := range h.cfg.Keys {
-			out[k] = fmt.Errorf("open store: %w", err)
-		}
-		return out
-	}
-	defer s.Close()
-	ws, _ := WrapStore(s, h.rec)
-	c, err := leasehold.New(ws, &leasehold.Options{TTL: h.cfg.TTL, Label: "harness",
-		Backoff: leasehold.ExpBackoff{Base: 5 * time.Millisecond, Cap: max(h.cfg.TTL/10, 10*time.Millisecond)}})
-	if err != nil {
-		panic(err)
-	}
-	defer c.Close()
-	// Polls with single attempts rather than waiting through the client:
-	// the probe asks whether the key is free, not how the client waits.
-	for _, k := range h.cfg.Keys {
-		deadline := time.Now().Add(wait)
-		for {
-			l, err := c.Acquire(ctx, k, leasehold.AcquireOptions{})
-			if err == nil {
-				out[k] = nil
-				_ = l.Release(ctx)
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				out[k] = fmt.Errorf("not acquired within %s after every holder died: %w", wait, err)
-				break
-			}
-			sleepCtx(ctx, max(h.cfg.TTL/20, 5*time.Millisecond))
-		}
-	}
-	return out
-}
-
-// probeTimeout bounds the final probe of n keys, each given wait from its
-// own turn: n waits and 30 s for the requests. It only stops a store that
-// no longer answers; one 30 s for every key, as it was, ran out on
-// Consul's 21 x TTL bound before the second of 8 keys was asked, and
-// reported the keys after it stuck.
-func probeTimeout(wait time.Duration, n int) time.Duration {
-	return time.Duration(n)*wait + 30*time.Second
 }
 
 func (h *harness) note(class, why string) {

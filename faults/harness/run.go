@@ -240,7 +240,7 @@ func (h *harness) newResult() (*check.RunResult, error) {
 	result := &check.RunResult{
 		Store: cfg.Backend.Name(), Seed: cfg.Seed, TTL: cfg.TTL, Mutation: cfg.Mutation,
 		SafeTokens: info.SafeTokens, TokenCaveat: info.TokenCaveat, TakeoverBound: 1 + 1.0/3, Dir: cfg.Dir,
-		Holders: cfg.Holders, Keys: len(cfg.Keys),
+		Holders: cfg.Holders, Keys: len(cfg.Keys), Commit: buildCommit(h.ctx),
 	}
 	if tb, ok := cfg.Backend.(TakeoverBounder); ok {
 		result.TakeoverBound = tb.TakeoverBound(cfg.TTL)

@@ -28,6 +28,7 @@ type StoreSummary struct {
 	Stalled   []float64     // takeovers excluded: the machine stalled during them
 	Episodes  map[string]int
 	Notes     []string
+	Commits   []string // the commits the runs were made at, where they say (RunResult.Commit)
 
 	LoadMin, LoadMax float64 // 1-minute load averages seen at the runs' starts and ends
 	Holders, Keys    int     // the last run's workload (3 and 2 before results recorded it)
@@ -84,11 +85,7 @@ func Aggregate(results []*check.RunResult, errs map[string][]string, stores []st
 		for c, n := range m.Episodes {
 			s.Episodes[c] += n
 		}
-		for _, n := range r.Notes {
-			if !slices.Contains(s.Notes, n) {
-				s.Notes = append(s.Notes, n)
-			}
-		}
+		s.addNotes(r)
 		if len(r.Invalid) > 0 {
 			s.InvalidRuns++
 			for _, x := range r.Invalid {
@@ -158,6 +155,7 @@ func addMetrics(a *check.Metrics, m *check.Metrics) {
 		a.DoubleByFault[f] += n
 	}
 	a.Stuck = append(a.Stuck, m.Stuck...)
+	a.Unreachable = append(a.Unreachable, m.Unreachable...)
 	a.PauseSaves += m.PauseSaves
 	a.BittenPauses += m.BittenPauses
 	a.LateCleanups += m.LateCleanups
@@ -165,6 +163,18 @@ func addMetrics(a *check.Metrics, m *check.Metrics) {
 	for _, v := range m.Violations {
 		if len(a.Violations) < 10 {
 			a.Violations = append(a.Violations, v)
+		}
+	}
+}
+
+// addNotes pools r's notes and commit into s's, once each.
+func (s *StoreSummary) addNotes(r *check.RunResult) {
+	if r.Commit != "" && !slices.Contains(s.Commits, r.Commit) {
+		s.Commits = append(s.Commits, r.Commit)
+	}
+	for _, n := range r.Notes {
+		if !slices.Contains(s.Notes, n) {
+			s.Notes = append(s.Notes, n)
 		}
 	}
 }

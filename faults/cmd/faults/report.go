@@ -68,6 +68,7 @@ func reportCmd(args []string) (int, error) {
 		}
 	}
 	sums := report.Aggregate(rs, errs, harness.BackendNames())
+	report.AddFaultNotes(sums, harness.StaticFault)
 	md := report.Markdown(sums, stalls, *mode, *command, newest) + report.CLIMarkdown(clis, harness.BackendNames())
 	md, primsFailed, err := withPrims(md, paths)
 	if err != nil {

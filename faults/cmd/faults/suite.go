@@ -248,6 +248,7 @@ func (s *suite) runCLI(ctx context.Context, n string) {
 // a store or a workload failed.
 func (s *suite) finish(start time.Time) (int, error) {
 	sums := report.Aggregate(s.results, s.errs, harness.BackendNames())
+	report.AddFaultNotes(sums, harness.StaticFault)
 	md := report.Markdown(sums, s.stalls, s.cfg.mode, s.cfg.command, time.Now()) + report.CLIMarkdown(s.clis, harness.BackendNames()) + report.PrimMarkdown(s.prims, harness.BackendNames())
 	if s.cfg.out != "" {
 		if old, err := os.ReadFile(s.cfg.out); err == nil {
