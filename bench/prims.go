@@ -140,8 +140,8 @@ func (r PrimResult) Side(name string) (PrimSide, bool) {
 }
 
 // Prims measures the semaphore and the read-write lock on s against a
-// plain lease cycle: o.Rounds rounds, each running every side in turn for
-// o.RoundTime on one client (so the sides share the machine's load), then
+// plain lease cycle: o.Rounds rounds, each running every side in turn (from
+// another side each round) for o.RoundTime on one client (so the sides share the machine's load), then
 // the hand-off latency of a semaphore of o.Slots slots among o.Contenders
 // clients. It does not close s. Every lease is released before it returns.
 func Prims(ctx context.Context, s leasehold.Store, o PrimOptions) (PrimResult, error) {
@@ -200,8 +200,12 @@ func (p *prims) cycles(s leasehold.Store, res *PrimResult) error {
 		return err
 	}
 	st := make([]primSideState, len(primSides))
-	for range p.o.Rounds {
-		for i, side := range primSides {
+	for round := range p.o.Rounds {
+		// Each round starts with another side, so that no side always
+		// follows the same one.
+		for j := range primSides {
+			i := (j + round) % len(primSides)
+			side := primSides[i]
 			if p.ctx.Err() != nil {
 				break
 			}

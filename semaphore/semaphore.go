@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -39,14 +40,22 @@ type Options struct {
 	AllowUnsafeTokens bool
 }
 
-// Semaphore admits at most N holders per key through one client. It keeps
-// no state of its own between calls; its methods are safe for concurrent
-// use, and any number of Semaphores (in any processes) with the same N over
-// the same store share the same slots.
+// Semaphore admits at most N holders per key through one client. Its only
+// state between calls is a hint, the slot its last permit released (the
+// next Acquire on that key tries it first); its methods are safe for
+// concurrent use, and any number of Semaphores (in any processes) with the
+// same N over the same store share the same slots.
 type Semaphore struct {
 	c    *leasehold.Client
 	n    int
 	opts Options
+	hint atomic.Pointer[slotHint] // the slot a permit of this Semaphore released last
+}
+
+// slotHint names a slot that was free when its permit was released.
+type slotHint struct {
+	key  string
+	slot int
 }
 
 // New returns a semaphore of n slots acquiring through c. A nil opts means
@@ -83,18 +92,28 @@ func SlotKey(key string, i int) string { return key + slotInfix + strconv.Itoa(i
 // slot key is key plus 6 bytes and the digits of n-1, so a key within that
 // many bytes of leasehold.MaxKeyLen is refused, naming the slot key.
 func slotKeys(key string, n int) ([]string, error) {
-	if err := leasehold.ValidateKey(key); err != nil {
+	if err := checkKey(key, n); err != nil {
 		return nil, err
-	}
-	if last := SlotKey(key, n-1); len(last) > leasehold.MaxKeyLen {
-		return nil, fmt.Errorf("%w: semaphore key is %d bytes, so its slot keys (up to %q) are %d, longer than %d",
-			leasehold.ErrInvalidKey, len(key), "…"+last[len(key):], len(last), leasehold.MaxKeyLen)
 	}
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = SlotKey(key, i)
 	}
 	return keys, nil
+}
+
+// checkKey validates key as a semaphore key of n slots: a valid key whose
+// longest slot key fits within leasehold.MaxKeyLen (see slotKeys).
+func checkKey(key string, n int) error {
+	if err := leasehold.ValidateKey(key); err != nil {
+		return err
+	}
+	if len(key)+len(slotInfix)+len(strconv.Itoa(n-1)) > leasehold.MaxKeyLen {
+		last := SlotKey(key, n-1)
+		return fmt.Errorf("%w: semaphore key is %d bytes, so its slot keys (up to %q) are %d, longer than %d",
+			leasehold.ErrInvalidKey, len(key), "…"+last[len(key):], len(last), leasehold.MaxKeyLen)
+	}
+	return nil
 }
 
 // FullError reports that every slot of a semaphore is held. It matches
