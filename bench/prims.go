@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -59,29 +60,15 @@ func (o PrimOptions) withDefaults(info leasehold.Info) (PrimOptions, error) {
 	if o.RoundTime <= 0 {
 		o.RoundTime = 200 * time.Millisecond
 	}
-	if o.Contenders <= 0 {
-		o.Contenders = 64
-	}
-	if o.Handoffs == 0 {
-		o.Handoffs = 200
-	}
-	if o.Hold <= 0 {
-		o.Hold = 20 * time.Millisecond
-	}
+	o.Contenders = cmp.Or(max(o.Contenders, 0), 64)
+	o.Handoffs = cmp.Or(o.Handoffs, 200)
+	o.Hold = cmp.Or(max(o.Hold, 0), 20*time.Millisecond)
+	o.MaxDuration = cmp.Or(max(o.MaxDuration, 0), time.Minute)
+	o.OpTimeout = cmp.Or(max(o.OpTimeout, 0), 10*time.Second)
+	o.Prefix = cmp.Or(o.Prefix, NewPrefix())
 	var err error
-	if o.TTL, err = ttlFor(o.TTL, 10*time.Second, info); err != nil {
-		return o, err
-	}
-	if o.MaxDuration <= 0 {
-		o.MaxDuration = 60 * time.Second
-	}
-	if o.OpTimeout <= 0 {
-		o.OpTimeout = 10 * time.Second
-	}
-	if o.Prefix == "" {
-		o.Prefix = NewPrefix()
-	}
-	return o, nil
+	o.TTL, err = ttlFor(o.TTL, 10*time.Second, info)
+	return o, err
 }
 
 // The sides of a PrimResult's cycles, in the order each round runs them.

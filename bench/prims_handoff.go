@@ -25,7 +25,6 @@ type semHandoffs struct {
 
 	started  atomic.Int64 // contenders that have begun their first acquire
 	counting atomic.Bool
-	done     atomic.Int64 // hand-offs timed
 
 	mu        sync.Mutex
 	releasing []bool      // per slot: its holder's Release has not returned yet
