@@ -48,6 +48,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"unreadable results", []string{"--from", filepath.Join(e.dir, "missing.jsonl")}, exitUsage, "--from"},
 		{"unknown flag", []string{"--store", "memory://", "--speed", "fast"}, exitUsage, "speed"},
 		{"stray argument", []string{"--store", "memory://", "now"}, exitUsage, "unexpected argument"},
+		{"prims as JSON", []string{"--store", "memory://", "--prims", "--json"}, exitUsage, "--prims prints tables"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -147,6 +148,28 @@ func TestBenchScaleAndHerd(t *testing.T) {
 	}
 	if strings.Contains(stdout, "cycles/s  acquire") {
 		t.Errorf("--scale and --herd without --clients ran the cycles too:\n%s", stdout)
+	}
+	if _, out, _ := e.lh(nil, "status", "--prefix", "leasehold-bench/", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("leases left held after the bench: %s", out)
+	}
+}
+
+// TestBenchPrims runs --prims alone: its two tables and SUMMARY lines, no
+// cycles table, and no lease left held.
+func TestBenchPrims(t *testing.T) {
+	e := newEnv(t)
+	code, stdout, stderr := e.lh(nil, "bench", "--store", "emb="+e.store, "--prims")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"semaphore-busy", "rwlock-write", "attempts per hand-off",
+		"SUMMARY sem-busy-over-plain-emb ", "SUMMARY sem-handoff-p50-ms-emb "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "cycles/s  acquire") {
+		t.Errorf("--prims without --clients ran the cycles too:\n%s", stdout)
 	}
 	if _, out, _ := e.lh(nil, "status", "--prefix", "leasehold-bench/", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("leases left held after the bench: %s", out)
