@@ -14,18 +14,16 @@ import (
 )
 
 // PrimOptions configure Prims. The zero value measures a semaphore of 10
-// slots and a read-write lock in 5 rounds of 200 ms per side, then 200
+// slots and a read-write lock against a plain cycle for 5 s, then 200
 // hand-offs among 64 contenders.
 type PrimOptions struct {
 	// Name labels the result; default the store's Info().Name.
 	Name string
 	// Slots is the semaphore's N; default 10.
 	Slots int
-	// Rounds is the number of interleaved rounds of the cycle sides;
-	// default 5.
-	Rounds int
-	// RoundTime is how long each side cycles in each round; default 200 ms.
-	RoundTime time.Duration
+	// Duration is how long the sides cycle, one cycle of each in turn;
+	// default 5 s.
+	Duration time.Duration
 	// Contenders is the number of clients cycling on the semaphore in the
 	// hand-off measurement; default 64.
 	Contenders int
@@ -54,12 +52,7 @@ func (o PrimOptions) withDefaults(info leasehold.Info) (PrimOptions, error) {
 	if o.Slots < 2 || o.Slots > semaphore.MaxSlots {
 		return o, fmt.Errorf("bench: %d slots: want 2 to %d", o.Slots, semaphore.MaxSlots)
 	}
-	if o.Rounds <= 0 {
-		o.Rounds = 5
-	}
-	if o.RoundTime <= 0 {
-		o.RoundTime = 200 * time.Millisecond
-	}
+	o.Duration = cmp.Or(max(o.Duration, 0), 5*time.Second)
 	o.Contenders = cmp.Or(max(o.Contenders, 0), 64)
 	o.Handoffs = cmp.Or(o.Handoffs, 200)
 	o.Hold = cmp.Or(max(o.Hold, 0), 20*time.Millisecond)
@@ -71,7 +64,7 @@ func (o PrimOptions) withDefaults(info leasehold.Info) (PrimOptions, error) {
 	return o, err
 }
 
-// The sides of a PrimResult's cycles, in the order each round runs them.
+// The sides of a PrimResult's cycles, in the order they take turns.
 const (
 	SidePlain   = "plain"          // Client.Acquire + Release on a key of its own
 	SideSemFree = "semaphore-free" // Semaphore.Acquire + Release, no slot held
@@ -82,26 +75,25 @@ const (
 
 var primSides = []string{SidePlain, SideSemFree, SideSemBusy, SideRead, SideWrite}
 
-// PrimSide is what one side of the cycles measured over all rounds.
+// PrimSide is what one side of the cycles measured.
 type PrimSide struct {
 	Name string
-	// Cycle is the median over the rounds of the time per cycle.
+	// Cycle is the median time of one of its cycles.
 	Cycle time.Duration
-	// OverPlain is the median over the rounds of this side's time per
-	// cycle over the plain side's in the same round.
+	// OverPlain is Cycle over the plain side's Cycle, measured in turn
+	// with it.
 	OverPlain float64
 	// Calls is the number of store calls (Acquire, Release, Holder, List)
-	// per cycle, over all rounds.
+	// per cycle.
 	Calls  float64
 	Cycles int64
 }
 
 // PrimResult is what Prims measured on one store.
 type PrimResult struct {
-	Store  string
-	Slots  int
-	Rounds int
-	Sides  []PrimSide // in the order of primSides
+	Store string
+	Slots int
+	Sides []PrimSide // in the order of primSides
 	// Notifier reports whether the store notifies releases
 	// (leasehold.Notifier): the hand-off goal applies to those.
 	Notifier bool
@@ -127,8 +119,9 @@ func (r PrimResult) Side(name string) (PrimSide, bool) {
 }
 
 // Prims measures the semaphore and the read-write lock on s against a
-// plain lease cycle: o.Rounds rounds, each running every side in turn (from
-// another side each round) for o.RoundTime on one client (so the sides share the machine's load), then
+// plain lease cycle: for o.Duration one client runs one cycle of each side
+// in turn, timing each (so the sides share the machine's load, and the
+// medians leave out the cycles a busy machine stalled), then
 // the hand-off latency of a semaphore of o.Slots slots among o.Contenders
 // clients. It does not close s. Every lease is released before it returns.
 func Prims(ctx context.Context, s leasehold.Store, o PrimOptions) (PrimResult, error) {
@@ -137,7 +130,7 @@ func Prims(ctx context.Context, s leasehold.Store, o PrimOptions) (PrimResult, e
 		return PrimResult{}, err
 	}
 	_, notifies := s.(leasehold.Notifier)
-	res := PrimResult{Store: o.Name, Slots: o.Slots, Rounds: o.Rounds, Notifier: notifies, Contenders: o.Contenders}
+	res := PrimResult{Store: o.Name, Slots: o.Slots, Notifier: notifies, Contenders: o.Contenders}
 	p := &prims{o: o, ctx: ctx}
 	if err := p.cycles(s, &res); err != nil {
 		return res, err
@@ -160,15 +153,8 @@ type prims struct {
 	errs tally
 }
 
-// primSideState accumulates one side's rounds.
-type primSideState struct {
-	perCycle []time.Duration // one per round
-	ratios   []float64       // over plain, one per round
-	calls    int64
-	cycles   int64
-}
-
-// cycles runs the interleaved rounds of every side and fills res.Sides.
+// cycles runs one cycle of each side in turn for o.Duration and fills
+// res.Sides.
 func (p *prims) cycles(s leasehold.Store, res *PrimResult) error {
 	cs, cnt := count(s)
 	cl, err := leasehold.New(cs, &leasehold.Options{TTL: p.o.TTL, Label: Label, ReleaseTimeout: p.o.OpTimeout})
@@ -186,60 +172,36 @@ func (p *prims) cycles(s leasehold.Store, res *PrimResult) error {
 	if err != nil {
 		return err
 	}
-	st := make([]primSideState, len(primSides))
-	for round := range p.o.Rounds {
-		// Each round starts with another side, so that no side always
-		// follows the same one.
-		for j := range primSides {
-			i := (j + round) % len(primSides)
-			side := primSides[i]
-			if p.ctx.Err() != nil {
-				break
-			}
-			calls0 := cnt.calls.Load()
-			n, d := p.timeSide(run[side])
-			st[i].calls += cnt.calls.Load() - calls0
-			st[i].cycles += n
-			if n > 0 {
-				st[i].perCycle = append(st[i].perCycle, d/time.Duration(n))
-			}
-		}
-		if len(st[0].perCycle) == 0 {
+	times := make([][]time.Duration, len(primSides))
+	calls := make([]int64, len(primSides))
+	begin := time.Now()
+	for k := 0; time.Since(begin) < p.o.Duration && p.ctx.Err() == nil; k++ {
+		i := k % len(primSides)
+		calls0 := cnt.calls.Load()
+		octx, cancel := opContext(p.ctx, p.o.OpTimeout)
+		t0 := time.Now()
+		err := run[primSides[i]](octx)
+		d := time.Since(t0)
+		cancel()
+		calls[i] += cnt.calls.Load() - calls0
+		if err != nil {
+			p.errs.add(primSides[i], err)
 			continue
 		}
-		plain := st[0].perCycle[len(st[0].perCycle)-1]
-		for i := range st {
-			if k := len(st[i].perCycle); k > 0 && plain > 0 && len(st[i].perCycle) == len(st[0].perCycle) {
-				st[i].ratios = append(st[i].ratios, float64(st[i].perCycle[k-1])/float64(plain))
-			}
-		}
+		times[i] = append(times[i], d)
 	}
+	plain := medianDur(times[0])
 	for i, side := range primSides {
-		ps := PrimSide{Name: side, Cycles: st[i].cycles, Cycle: medianDur(st[i].perCycle), OverPlain: medianFloat(st[i].ratios)}
-		if st[i].cycles > 0 {
-			ps.Calls = float64(st[i].calls) / float64(st[i].cycles)
+		ps := PrimSide{Name: side, Cycles: int64(len(times[i])), Cycle: medianDur(times[i])}
+		if plain > 0 {
+			ps.OverPlain = float64(ps.Cycle) / float64(plain)
+		}
+		if ps.Cycles > 0 {
+			ps.Calls = float64(calls[i]) / float64(ps.Cycles)
 		}
 		res.Sides = append(res.Sides, ps)
 	}
 	return nil
-}
-
-// timeSide runs cycle until o.RoundTime has passed, and returns the
-// cycles that succeeded and the time they took.
-func (p *prims) timeSide(cycle func(context.Context) error) (int64, time.Duration) {
-	var n int64
-	begin := time.Now()
-	for time.Since(begin) < p.o.RoundTime && p.ctx.Err() == nil {
-		octx, cancel := opContext(p.ctx, p.o.OpTimeout)
-		err := cycle(octx)
-		cancel()
-		if err != nil {
-			p.errs.add("cycle", err)
-			continue
-		}
-		n++
-	}
-	return n, time.Since(begin)
 }
 
 // sideFuncs returns one cycle per side, all through cl, and holds N-1 of
@@ -317,17 +279,6 @@ func medianDur(ds []time.Duration) time.Duration {
 		return 0
 	}
 	c := slices.Clone(ds)
-	slices.Sort(c)
-	return c[len(c)/2]
-}
-
-// medianFloat returns the median of fs (the upper one of an even count), 0
-// for none.
-func medianFloat(fs []float64) float64 {
-	if len(fs) == 0 {
-		return 0
-	}
-	c := slices.Clone(fs)
 	slices.Sort(c)
 	return c[len(c)/2]
 }

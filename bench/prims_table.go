@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// WritePrimsTable writes one row per store and side: the time per cycle
-// (the median round), its ratio over the plain cycle in the same rounds,
+// WritePrimsTable writes one row per store and side: the median cycle's
+// time, its ratio over the plain cycle's (measured in turn with it),
 // the store calls per cycle; then one row per store of the semaphore's
 // hand-off among contenders. A partial result's store is marked with an
 // asterisk.

@@ -15,7 +15,7 @@ func TestPrims(t *testing.T) {
 	defer st.Close()
 	prefix := NewPrefix()
 	res, err := Prims(context.Background(), st, PrimOptions{
-		Name: "Mem store", Slots: 4, Rounds: 2, RoundTime: 20 * time.Millisecond,
+		Name: "Mem store", Slots: 4, Duration: 100 * time.Millisecond,
 		Contenders: 8, Handoffs: 20, Hold: 2 * time.Millisecond, Prefix: prefix,
 	})
 	if err != nil {

@@ -107,8 +107,8 @@
 //
 // Performance (issue 29, no goal): `leasehold bench --prims --store URL`
 // times a read cycle (RLock+Release) and a write cycle (Lock+Release),
-// no one else on the lock, against a plain lease cycle in interleaved
-// rounds (scripts/bench-page shows them). A read cycle is 4 store calls
+// no one else on the lock, against a plain lease cycle, one cycle of each
+// in turn (scripts/bench-page shows them). A read cycle is 4 store calls
 // (gate acquire, slot acquire, gate release, slot release: 2x a plain
 // cycle's), a write cycle 10 with the default 8 reader slots (gate acquire,
 // 8 Holder reads, release): on a loaded 2-core machine, 1.7-3.2x and

@@ -79,8 +79,8 @@ func (r *round) fullError() *FullError {
 func (s *Semaphore) tryAll(ctx context.Context, key string, try leasehold.AcquireOptions) (*Permit, *FullError, error) {
 	r := &round{s: s, key: key}
 	first := rand.IntN(s.n)
-	if h := s.hint.Load(); h != nil && h.key == key && h.slot < s.n {
-		first = h.slot
+	if i, ok := s.hint(key); ok {
+		first = i
 	}
 	if p, err, done := r.try(ctx, first, try); done {
 		return p, nil, err

@@ -70,7 +70,7 @@
 //   - Performance (issue 29 "Performance"): `leasehold bench --prims
 //     --store URL` (bench.Prims) times Acquire+Release of a semaphore of 10
 //     slots, none held and 9 held by another client, against a plain lease
-//     cycle in interleaved rounds on one client, counting store calls, and
+//     cycle, one cycle of each in turn on one client, counting store calls, and
 //     the hand-off among 64 contenders for 10 slots (a Release returning to
 //     the slot's next grant); scripts/bench-page shows it on memory,
 //     embedded, Redis, PostgreSQL and etcd with the goals (at most 1.3x; p50
@@ -90,9 +90,9 @@
 //   - The size check reads slot N (one Holder call) only when all N slots
 //     are held. A Lister was not used: on Redis List is a SCAN of the
 //     whole keyspace, dearer than one Holder read.
-//   - The hint is one slot per Semaphore (the last released, for its key):
-//     a Semaphore used on many keys at once mostly misses it, and then
-//     costs what the random order costs.
+//   - The hint is remembered for up to 64 keys per Semaphore: a Semaphore
+//     used on many more keys at once often misses it, and then costs what
+//     the random order costs.
 //   - Each slot tried is one Client.Acquire, so an Observer sees a held
 //     acquire per busy slot met; a semaphore-level event would be clearer.
 //   - No --allow-unsafe-tokens flag for run --slots (Redlock is refused).

@@ -25,7 +25,7 @@ type Permit struct {
 func (p *Permit) Release(ctx context.Context) error {
 	err := p.Lease.Release(ctx)
 	if err == nil && p.s != nil {
-		p.s.hint.Store(&slotHint{key: p.sem, slot: p.slot})
+		p.s.remember(p.sem, p.slot)
 	}
 	return err
 }

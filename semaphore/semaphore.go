@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -41,22 +41,21 @@ type Options struct {
 }
 
 // Semaphore admits at most N holders per key through one client. Its only
-// state between calls is a hint, the slot its last permit released (the
-// next Acquire on that key tries it first); its methods are safe for
-// concurrent use, and any number of Semaphores (in any processes) with the
-// same N over the same store share the same slots.
+// state between calls is a hint per key, the slot its last permit on the
+// key released (the next Acquire on that key tries it first); its methods
+// are safe for concurrent use, and any number of Semaphores (in any
+// processes) with the same N over the same store share the same slots.
 type Semaphore struct {
-	c    *leasehold.Client
-	n    int
-	opts Options
-	hint atomic.Pointer[slotHint] // the slot a permit of this Semaphore released last
+	c     *leasehold.Client
+	n     int
+	opts  Options
+	mu    sync.Mutex
+	hints map[string]int // by key: the slot a permit on key released last
 }
 
-// slotHint names a slot that was free when its permit was released.
-type slotHint struct {
-	key  string
-	slot int
-}
+// maxHints is the number of keys whose released slot a Semaphore remembers
+// at most; beyond it, a key's hint makes room by dropping another's.
+const maxHints = 64
 
 // New returns a semaphore of n slots acquiring through c. A nil opts means
 // the defaults. It refuses n outside [1, MaxSlots] (ErrInvalidSlots) and a
@@ -77,7 +76,28 @@ func New(c *leasehold.Client, n int, opts *Options) (*Semaphore, error) {
 		}
 		return nil, fmt.Errorf("%w: the %s store: %s (set Options.AllowUnsafeTokens to use it anyway)", ErrUnsafeTokens, info.Name, strings.TrimSuffix(caveat, "."))
 	}
-	return &Semaphore{c: c, n: n, opts: o}, nil
+	return &Semaphore{c: c, n: n, opts: o, hints: map[string]int{}}, nil
+}
+
+// hint returns the slot a permit on key released last, if remembered.
+func (s *Semaphore) hint(key string) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.hints[key]
+	return i, ok
+}
+
+// remember notes that slot of key was released.
+func (s *Semaphore) remember(key string, slot int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.hints[key]; !ok && len(s.hints) >= maxHints {
+		for k := range s.hints { // drop one, any
+			delete(s.hints, k)
+			break
+		}
+	}
+	s.hints[key] = slot
 }
 
 // Slots returns the semaphore's number of slots, N.

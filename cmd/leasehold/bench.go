@@ -28,7 +28,7 @@ the held lease, and the release-to-waiter hand-off time (milliseconds).
   --herd W,...     also measure store attempts per release and the hand-off
                    time with W clients waiting on one key (thundering herd)
   --prims          also measure the semaphore and the read-write lock against
-                   a plain lease cycle, in interleaved rounds on one client
+                   a plain lease cycle, one cycle of each in turn on one client
                    (10 slots: none held, then 9 held by another client; a
                    reader, a writer), and the semaphore's hand-off with 64
                    clients contending for its 10 slots; printed as two tables
