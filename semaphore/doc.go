@@ -70,16 +70,18 @@
 //   - Performance (issue 29 "Performance"): `leasehold bench --prims
 //     --store URL` (bench.Prims) times Acquire+Release of a semaphore of 10
 //     slots, none held and 9 held by another client, against a plain lease
-//     cycle, one cycle of each in turn on one client, counting store calls, and
-//     the hand-off among 64 contenders for 10 slots (a Release returning to
-//     the slot's next grant); scripts/bench-page shows it on memory,
-//     embedded, Redis, PostgreSQL and etcd with the goals (at most 1.3x; p50
-//     at most 5 ms). Measured: with one free slot a cycle made 6.5 store
-//     calls (the random order meeting held slots), 3.4-4.8x a plain cycle;
-//     with the released-slot hint it makes 2, as a plain cycle, about 1x.
-//     A woken waiter tried every slot (64 contenders on the memory store:
-//     541 attempts per hand-off); it now tries the slots announced (58).
-//     Test: GOWORK=off go test -race -count=1 -run 'Cycle|Woken' ./semaphore/
+//     cycle, one cycle of each in turn on one client (median cycles),
+//     counting store calls, and the hand-off among 64 contenders for 10
+//     slots (a Release returning to the slot's next grant);
+//     scripts/bench-page shows it on memory, embedded, Redis, PostgreSQL
+//     and etcd with the goals (at most 1.3x; p50 at most 5 ms). Measured on
+//     a loaded 2-core machine: with one free slot a cycle made 6.3-6.6
+//     store calls (the random order meeting held slots), 3.1-6.3x a plain
+//     cycle on Redis, PostgreSQL and etcd; with the released-slot hint it
+//     makes 2, as a plain cycle, 0.98-1.05x. A woken waiter tried every
+//     slot (64 contenders on the memory store: 461 attempts per hand-off);
+//     it now tries the slots announced (58).
+//     Test: GOWORK=off go test -race -count=1 -run 'Cycle|Woken|Hints' ./semaphore/
 //
 // Not done / next steps:
 //   - A release still wakes every waiter (each tries the slot announced:
