@@ -21,6 +21,7 @@ type counter struct {
 	refused  atomic.Int64 // of which answered ErrHeld
 	grants   atomic.Int64 // of which granted
 	renewals atomic.Int64 // grants renewed (one per grant in a batch)
+	calls    atomic.Int64 // every Acquire, AcquireWait, Release, Holder and List call
 
 	mu         sync.Mutex
 	renewTimes []time.Duration // one per Renew or RenewMany call
@@ -58,6 +59,7 @@ func (c *counter) renewStats() ([]time.Duration, int64) {
 // Acquire implements leasehold.Store, counting the attempt.
 func (c *counter) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	c.attempts.Add(1)
+	c.calls.Add(1)
 	g, err := c.store.Acquire(ctx, req)
 	c.acquired(err)
 	return g, err
@@ -71,14 +73,23 @@ func (c *counter) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant
 	return r, err
 }
 
-// Release implements leasehold.Store.
+// Release implements leasehold.Store, counting the call.
 func (c *counter) Release(ctx context.Context, g leasehold.Grant) error {
+	c.calls.Add(1)
 	return c.store.Release(ctx, g)
 }
 
-// Holder implements leasehold.Store.
+// Holder implements leasehold.Store, counting the call.
 func (c *counter) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
+	c.calls.Add(1)
 	return c.store.Holder(ctx, key)
+}
+
+// List implements leasehold.Lister, counting the call. The wrapper offers
+// it only when the store is a Lister.
+func (c *counter) List(ctx context.Context, prefix string) ([]leasehold.Holder, error) {
+	c.calls.Add(1)
+	return c.store.(leasehold.Lister).List(ctx, prefix)
 }
 
 // Info implements leasehold.Store.
@@ -91,6 +102,7 @@ func (c *counter) Close() error { return nil }
 // wrapper offers it only when the store is a Waiter.
 func (c *counter) AcquireWait(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	c.attempts.Add(1)
+	c.calls.Add(1)
 	g, err := c.store.(leasehold.Waiter).AcquireWait(ctx, req)
 	c.acquired(err)
 	return g, err

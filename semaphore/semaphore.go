@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/leasehold-go/leasehold"
 )
@@ -39,15 +40,22 @@ type Options struct {
 	AllowUnsafeTokens bool
 }
 
-// Semaphore admits at most N holders per key through one client. It keeps
-// no state of its own between calls; its methods are safe for concurrent
-// use, and any number of Semaphores (in any processes) with the same N over
-// the same store share the same slots.
+// Semaphore admits at most N holders per key through one client. Its only
+// state between calls is a hint per key, the slot its last permit on the
+// key released (the next Acquire on that key tries it first); its methods
+// are safe for concurrent use, and any number of Semaphores (in any
+// processes) with the same N over the same store share the same slots.
 type Semaphore struct {
-	c    *leasehold.Client
-	n    int
-	opts Options
+	c     *leasehold.Client
+	n     int
+	opts  Options
+	mu    sync.Mutex
+	hints map[string]int // by key: the slot a permit on key released last
 }
+
+// maxHints is the number of keys whose released slot a Semaphore remembers
+// at most; beyond it, a key's hint makes room by dropping another's.
+const maxHints = 64
 
 // New returns a semaphore of n slots acquiring through c. A nil opts means
 // the defaults. It refuses n outside [1, MaxSlots] (ErrInvalidSlots) and a
@@ -68,7 +76,28 @@ func New(c *leasehold.Client, n int, opts *Options) (*Semaphore, error) {
 		}
 		return nil, fmt.Errorf("%w: the %s store: %s (set Options.AllowUnsafeTokens to use it anyway)", ErrUnsafeTokens, info.Name, strings.TrimSuffix(caveat, "."))
 	}
-	return &Semaphore{c: c, n: n, opts: o}, nil
+	return &Semaphore{c: c, n: n, opts: o, hints: map[string]int{}}, nil
+}
+
+// hint returns the slot a permit on key released last, if remembered.
+func (s *Semaphore) hint(key string) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.hints[key]
+	return i, ok
+}
+
+// remember notes that slot of key was released.
+func (s *Semaphore) remember(key string, slot int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.hints[key]; !ok && len(s.hints) >= maxHints {
+		for k := range s.hints { // drop one, any
+			delete(s.hints, k)
+			break
+		}
+	}
+	s.hints[key] = slot
 }
 
 // Slots returns the semaphore's number of slots, N.
@@ -83,18 +112,28 @@ func SlotKey(key string, i int) string { return key + slotInfix + strconv.Itoa(i
 // slot key is key plus 6 bytes and the digits of n-1, so a key within that
 // many bytes of leasehold.MaxKeyLen is refused, naming the slot key.
 func slotKeys(key string, n int) ([]string, error) {
-	if err := leasehold.ValidateKey(key); err != nil {
+	if err := checkKey(key, n); err != nil {
 		return nil, err
-	}
-	if last := SlotKey(key, n-1); len(last) > leasehold.MaxKeyLen {
-		return nil, fmt.Errorf("%w: semaphore key is %d bytes, so its slot keys (up to %q) are %d, longer than %d",
-			leasehold.ErrInvalidKey, len(key), "…"+last[len(key):], len(last), leasehold.MaxKeyLen)
 	}
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = SlotKey(key, i)
 	}
 	return keys, nil
+}
+
+// checkKey validates key as a semaphore key of n slots: a valid key whose
+// longest slot key fits within leasehold.MaxKeyLen (see slotKeys).
+func checkKey(key string, n int) error {
+	if err := leasehold.ValidateKey(key); err != nil {
+		return err
+	}
+	if len(key)+len(slotInfix)+len(strconv.Itoa(n-1)) > leasehold.MaxKeyLen {
+		last := SlotKey(key, n-1)
+		return fmt.Errorf("%w: semaphore key is %d bytes, so its slot keys (up to %q) are %d, longer than %d",
+			leasehold.ErrInvalidKey, len(key), "…"+last[len(key):], len(last), leasehold.MaxKeyLen)
+	}
+	return nil
 }
 
 // FullError reports that every slot of a semaphore is held. It matches

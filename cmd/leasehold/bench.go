@@ -11,6 +11,7 @@ const benchUsage = `Usage: leasehold bench --store URL [--store URL ...] [--clie
                        [--keys distinct|hot] [--json] [--chart out.svg] [--markdown]
                        [--scale 1,1000,10000,100000] [--herd 1,8,64] [--mem-pid PID,...]
                        [--probes 200] [--handoffs 10] [--from results.jsonl ...] [--title T]
+                       [--prims]
 
 Measures each store as its users will use it: acquire+release cycles through
 a leasehold client with each number of --clients on distinct keys (one per
@@ -26,7 +27,14 @@ the held lease, and the release-to-waiter hand-off time (milliseconds).
                    for sqlite:// and memory:// stores)
   --herd W,...     also measure store attempts per release and the hand-off
                    time with W clients waiting on one key (thundering herd)
-  With --scale or --herd and no --clients, only those are measured.
+  --prims          also measure the semaphore and the read-write lock against
+                   a plain lease cycle, one cycle of each in turn on one client
+                   (10 slots: none held, then 9 held by another client; a
+                   reader, a writer), and the semaphore's hand-off with 64
+                   clients contending for its 10 slots; printed as two tables
+                   and "SUMMARY <id> <value>" lines (scripts/bench-page reads
+                   them), not as JSON
+  With --scale, --herd or --prims and no --clients, only those are measured.
   --from FILE      add the results of an earlier --json run (or hand-written
                    lines with "kind":"reference") to the table and chart; with
                    --from and no --store, nothing is measured.
@@ -53,6 +61,7 @@ Flags:
   --mem-pid LIST   server process ids whose memory --scale reports
   --handoffs N     release-to-waiter hand-offs timed per run (default 10)
   --from FILE      earlier results to include (repeatable)
+  --prims          the semaphore and the read-write lock against a plain cycle
 
 Exit status: 0 success; 1 a store failed or a measurement counted errors;
 2 bad usage; 130 interrupted.

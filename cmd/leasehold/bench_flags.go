@@ -29,7 +29,7 @@ type benchFlags struct {
 	clients, keys, scale, herd, memPID string
 	chart, title                       string
 	duration                           *time.Duration
-	asJSON, markdown                   bool
+	asJSON, markdown, prims            bool
 	probes, handoffs                   int
 }
 
@@ -51,6 +51,7 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	fs.StringVar(&f.herd, "herd", "", "numbers of waiting clients")
 	fs.StringVar(&f.memPID, "mem-pid", "", "server process ids for --scale memory")
 	fs.IntVar(&f.handoffs, "handoffs", 10, "hand-offs timed per run")
+	fs.BoolVar(&f.prims, "prims", false, "measure the semaphore and the read-write lock")
 	return fs, f
 }
 
@@ -112,7 +113,11 @@ func (f *benchFlags) plan(fs *flag.FlagSet) (*benchPlan, error) {
 	if p.handoffs == 0 {
 		p.handoffs = -1 // bench.Options: negative for none
 	}
-	p.cycles = set["clients"] || (len(p.scale) == 0 && len(p.herd) == 0)
+	p.prims = f.prims
+	if p.prims && p.asJSON {
+		errs = append(errs, usagef("--prims prints tables and SUMMARY lines, not JSON: leave out --json"))
+	}
+	p.cycles = set["clients"] || (len(p.scale) == 0 && len(p.herd) == 0 && !p.prims)
 	for _, file := range f.froms {
 		if err := readResults(file, &p.previous); err != nil {
 			errs = append(errs, err)

@@ -31,6 +31,7 @@ type benchPlan struct {
 	memPIDs  []int
 	handoffs int
 	cycles   bool
+	prims    bool
 	asJSON   bool
 	format   bench.Format
 	chart    string

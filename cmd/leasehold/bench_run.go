@@ -21,7 +21,18 @@ func (a *app) runBench(ctx context.Context, p *benchPlan) int {
 	if interrupted {
 		fmt.Fprintln(a.stderr, "leasehold bench: interrupted; these are the figures measured so far")
 	}
-	return a.benchReport(p, r.fresh, interrupted)
+	code := exitOK
+	if !p.prims || p.cycles || len(p.scale) > 0 || len(p.herd) > 0 || len(p.previous.Cycles)+len(p.previous.Scale)+len(p.previous.Herd)+len(p.previous.References) > 0 {
+		code = a.benchReport(p, r.fresh, interrupted)
+	} else if interrupted {
+		code = exitInterrupted
+	}
+	if p.prims {
+		if c := r.reportPrims(); code == exitOK {
+			code = c
+		}
+	}
+	return code
 }
 
 // benchRun is one run of the measurements of a plan.
@@ -30,6 +41,7 @@ type benchRun struct {
 	p     *benchPlan
 	prog  *progress
 	fresh bench.Report // what the run measured
+	prims []bench.PrimResult
 }
 
 // emit prints rep as JSON lines with --json.
@@ -46,7 +58,7 @@ func (r *benchRun) emit(rep bench.Report) {
 // or ctx ends.
 func (r *benchRun) measure(ctx context.Context) {
 	for _, t := range r.p.targets {
-		if !r.cycles(ctx, t) || !r.scale(ctx, t) || !r.herd(ctx, t) {
+		if !r.cycles(ctx, t) || !r.scale(ctx, t) || !r.herd(ctx, t) || !r.prim(ctx, t) {
 			return
 		}
 	}

@@ -48,6 +48,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"unreadable results", []string{"--from", filepath.Join(e.dir, "missing.jsonl")}, exitUsage, "--from"},
 		{"unknown flag", []string{"--store", "memory://", "--speed", "fast"}, exitUsage, "speed"},
 		{"stray argument", []string{"--store", "memory://", "now"}, exitUsage, "unexpected argument"},
+		{"prims as JSON", []string{"--store", "memory://", "--prims", "--json"}, exitUsage, "--prims prints tables"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -134,22 +135,38 @@ func TestBenchRun(t *testing.T) {
 	checkSVG(t, chart, "memory, 2 clients, hot key", "Redis SET NX (quoted)")
 }
 
-func TestBenchScaleAndHerd(t *testing.T) {
+// TestBenchWithoutCycles runs --scale and --herd, then --prims, without
+// --clients: their own tables (and for --prims the SUMMARY lines), no
+// cycles table, and no lease left held.
+func TestBenchWithoutCycles(t *testing.T) {
 	e := newEnv(t)
-	code, stdout, stderr := e.lh(nil, "bench", "--store", e.store, "--scale", "1,100", "--probes", "10", "--herd", "2")
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
-	}
-	for _, want := range []string{"held leases", "100", "attempts/release", "waiters"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
-	if strings.Contains(stdout, "cycles/s  acquire") {
-		t.Errorf("--scale and --herd without --clients ran the cycles too:\n%s", stdout)
-	}
-	if _, out, _ := e.lh(nil, "status", "--prefix", "leasehold-bench/", "--json"); strings.TrimSpace(out) != "[]" {
-		t.Errorf("leases left held after the bench: %s", out)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"scale and herd", []string{"--store", e.store, "--scale", "1,100", "--probes", "10", "--herd", "2"},
+			[]string{"held leases", "100", "attempts/release", "waiters"}},
+		{"prims", []string{"--store", "emb=" + e.store, "--prims"},
+			[]string{"semaphore-busy", "rwlock-write", "attempts per hand-off", "SUMMARY sem-busy-over-plain-emb ", "SUMMARY sem-handoff-p50-ms-emb "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := e.lh(nil, append([]string{"bench"}, tc.args...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("output lacks %q:\n%s", want, stdout)
+				}
+			}
+			if strings.Contains(stdout, "cycles/s  acquire") {
+				t.Errorf("%v without --clients ran the cycles too:\n%s", tc.args, stdout)
+			}
+			if _, out, _ := e.lh(nil, "status", "--prefix", "leasehold-bench/", "--json"); strings.TrimSpace(out) != "[]" {
+				t.Errorf("leases left held after the bench: %s", out)
+			}
+		})
 	}
 }
 

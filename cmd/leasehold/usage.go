@@ -51,7 +51,7 @@ const synopsis = `  leasehold run     KEY [--read|--write] [--ttl 15s] [--wait D
   leasehold migrate [--store URL] [--json]
   leasehold bench   [--store URL ...] [--clients 1,8,64] [--duration 10s] [--keys distinct|hot] [--json] [--markdown]
                     [--chart out.svg] [--title T] [--scale 1,1000,...] [--probes 200] [--herd 1,8,64] [--mem-pid PID,...]
-                    [--handoffs 10] [--from results.jsonl ...]
+                    [--handoffs 10] [--from results.jsonl ...] [--prims]
   leasehold serve   --listen HOST:PORT (--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] | --insecure-loopback) [--token-file FILE] [--max-watches N] [--max-waits N] [--idle-timeout D] [--store URL] [--json]
   leasehold version [--json]
   leasehold help    [COMMAND]
