@@ -62,10 +62,15 @@ type Lock struct {
 
 var _ rl.Interface = (*Lock)(nil)
 
+// MaxIdentity bounds a candidate's identity, in bytes: a Kubernetes
+// object name's length (a pod name fits), which every store reads back
+// whole as a holder's label.
+const MaxIdentity = 253
+
 // New returns the lock on key in store for the candidate identity (its
 // label in the store, which other candidates read back as the
-// HolderIdentity: it must be unique among the candidates). A nil opts
-// means the defaults.
+// HolderIdentity: it must be unique among the candidates, at most
+// [MaxIdentity] bytes). A nil opts means the defaults.
 func New(store leasehold.Store, key, identity string, opts *Options) (*Lock, error) {
 	if store == nil {
 		return nil, errors.New("clientgo: the store is nil")
@@ -73,8 +78,8 @@ func New(store leasehold.Store, key, identity string, opts *Options) (*Lock, err
 	if err := leasehold.ValidateKey(key); err != nil {
 		return nil, err
 	}
-	if identity == "" {
-		return nil, errors.New("clientgo: the identity is empty")
+	if identity == "" || len(identity) > MaxIdentity {
+		return nil, fmt.Errorf("clientgo: the identity is %d bytes: it must be 1 to %d", len(identity), MaxIdentity)
 	}
 	l := &Lock{store: store, key: key, identity: identity}
 	if opts != nil {

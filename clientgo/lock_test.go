@@ -3,6 +3,7 @@ package clientgo_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,6 +172,7 @@ func TestNewRefuses(t *testing.T) {
 		{"nil store", nil, "k", "a"},
 		{"empty key", memory.New(nil), "", "a"},
 		{"empty identity", memory.New(nil), "k", ""},
+		{"identity too long", memory.New(nil), "k", strings.Repeat("x", clientgo.MaxIdentity+1)},
 	} {
 		if _, err := clientgo.New(tc.st, tc.key, tc.id, nil); err == nil {
 			t.Errorf("%s: New succeeded", tc.name)
