@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,26 +86,14 @@ func waitLead(t *testing.T, path string) {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(path)
-		for _, line := range splitLines(b) {
-			if len(line) > 5 && line[:5] == "LEAD " {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "LEAD ") {
 				return
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("the child did not lead within %s", limit)
-}
-
-func splitLines(b []byte) []string {
-	var out []string
-	start := 0
-	for i, c := range b {
-		if c == '\n' {
-			out = append(out, string(b[start:i]))
-			start = i + 1
-		}
-	}
-	return out
 }
 
 func TestKilledLeaderSQLite(t *testing.T) {
