@@ -70,7 +70,8 @@ const MaxIdentity = 253
 // New returns the lock on key in store for the candidate identity (its
 // label in the store, which other candidates read back as the
 // HolderIdentity: it must be unique among the candidates, at most
-// [MaxIdentity] bytes). A nil opts means the defaults.
+// [MaxIdentity] bytes). A nil opts means the defaults. The lock does not
+// own the store: the caller closes it after the election ends.
 func New(store leasehold.Store, key, identity string, opts *Options) (*Lock, error) {
 	if store == nil {
 		return nil, errors.New("clientgo: the store is nil")
