@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	github.com/leasehold-go/leasehold => ../
 	github.com/leasehold-go/leasehold/internal/testserver => ../internal/testserver
+	github.com/leasehold-go/leasehold/postgres => ../postgres
 	github.com/leasehold-go/leasehold/redis => ../redis
 	github.com/leasehold-go/leasehold/redis/goredis => ../redis/goredis
 	github.com/leasehold-go/leasehold/sqlite => ../sqlite
@@ -14,6 +15,7 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/leasehold-go/leasehold v0.1.0
 	github.com/leasehold-go/leasehold/internal/testserver v0.1.0
+	github.com/leasehold-go/leasehold/postgres v0.1.0
 	github.com/leasehold-go/leasehold/redis/goredis v0.1.0
 	github.com/leasehold-go/leasehold/sqlite v0.1.0
 	go.uber.org/goleak v1.3.0
@@ -47,6 +49,10 @@ require (
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/leasehold-go/leasehold/redis v0.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
@@ -70,7 +76,7 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect

@@ -15,6 +15,7 @@ import (
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/clientgo"
+	"github.com/leasehold-go/leasehold/postgres"
 	"github.com/leasehold-go/leasehold/redis/goredis"
 	"github.com/leasehold-go/leasehold/sqlite"
 )
@@ -34,17 +35,20 @@ const (
 	retryPeriod   = 300 * time.Millisecond
 )
 
-// openStore opens the store spec names: a redis:// URL, or a sqlite file's
-// path. It is closed when t ends.
+// openStore opens the store spec names: a redis:// or postgres:// URL, or
+// a sqlite file's path. It is closed when t ends.
 func openStore(t testing.TB, spec string) leasehold.Store {
 	t.Helper()
 	var (
 		st  leasehold.Store
 		err error
 	)
-	if strings.HasPrefix(spec, "redis://") {
+	switch {
+	case strings.HasPrefix(spec, "redis://"):
 		st, err = goredis.OpenURL(context.Background(), spec)
-	} else {
+	case strings.HasPrefix(spec, "postgres://"):
+		st, err = postgres.OpenURL(context.Background(), spec)
+	default:
 		st, err = sqlite.Open(context.Background(), spec, nil)
 	}
 	if err != nil {

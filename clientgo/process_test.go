@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/testserver"
+	"github.com/leasehold-go/leasehold/postgres"
 )
 
 // Environment of TestChildCandidate: the store's spec (see openStore) and
@@ -103,4 +104,13 @@ func TestKilledLeaderSQLite(t *testing.T) {
 func TestKilledLeaderRedis(t *testing.T) {
 	r := testserver.NewRedis(t, testserver.RedisOptions{})
 	testKilledLeader(t, "redis://"+r.Addr())
+}
+
+func TestKilledLeaderPostgres(t *testing.T) {
+	pg := testserver.NewPostgres(t, testserver.PostgresOptions{})
+	u := pg.ConnString()
+	if err := postgres.MigrateURL(context.Background(), u); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	testKilledLeader(t, u)
 }
