@@ -74,13 +74,15 @@ func BenchmarkRatio(b *testing.B) {
 			for j, im := range impls {
 				b.ReportMetric(median(cpus[j]), im.name+"-cpu-us/cycle")
 			}
-			ratio := func(a, c int) float64 {
+			ratios := func(a, c int) []float64 { // sorted
 				var rs []float64
 				for r := range rounds {
 					rs = append(rs, rates[a][r]/rates[c][r])
 				}
-				return median(rs)
+				slices.Sort(rs)
+				return rs
 			}
+			ratio := func(a, c int) float64 { return median(ratios(a, c)) }
 			b.ReportMetric(median(rates[1]), "leasehold-cycles/s")
 			b.ReportMetric(ratio(1, 0), "leasehold/raw")
 			b.ReportMetric(ratio(1, 2), "leasehold/mutex")
@@ -88,7 +90,8 @@ func BenchmarkRatio(b *testing.B) {
 			b.ReportMetric(ratio(3, 2), "client/mutex")
 			b.ReportMetric(ratio(2, 0), "mutex/raw")
 			if !sc.hot { // for scripts/bench-page's summary table
-				fmt.Printf("SUMMARY etcd-vs-mutex-%d %.3f\n", sc.workers, ratio(3, 2))
+				rs := ratios(3, 2) // the median, then the spread over the rounds
+				fmt.Printf("SUMMARY etcd-vs-mutex-%d %.3f %.3f %.3f\n", sc.workers, median(rs), rs[0], rs[len(rs)-1])
 			}
 		})
 	}

@@ -11,7 +11,7 @@
 // Each sub-benchmark is named scenario/implementation/roundN and reports
 // cycles/s, p50-ms and p99-ms, the names and units scripts/bench-page's
 // bench-peers.awk reads. The medians over the rounds give the ratios that
-// [Results.Summary] prints as "SUMMARY <id> <value>" lines for the page's
+// [Results.Summary] prints as "SUMMARY <id> <value> <min> <max>" lines for the page's
 // summary table.
 package benchcycle
 
@@ -80,12 +80,16 @@ type Results struct {
 
 // Run runs the rounds (the -rounds flag that [Main] adds; 1 without it)
 // of every scenario and implementation as sub-benchmarks of b, named
-// scenario/implementation/roundN. prefix starts every key (the
+// scenario/implementation/roundN, the implementations in an order rotated
+// every round. prefix starts every key (the
 // implementations map keys to their stores' names).
 func (r *Results) Run(b *testing.B, prefix string, scenarios []Scenario, impls []Impl) {
 	for round := 1; round <= max(r.rounds, 1); round++ {
 		for _, sc := range scenarios {
-			for _, im := range impls {
+			for k := range impls {
+				// The order rotates every round: none runs always first
+				// (after the previous scenario's heaviest) or last.
+				im := impls[(k+round-1)%len(impls)]
 				b.Run(fmt.Sprintf("%s/%s/round%d", sc.Name, im.Name, round), func(b *testing.B) {
 					keys := fmt.Sprintf("%s/%d/%d/%s/%s", prefix, os.Getpid(), r.runs.Add(1), sc.Name, im.Name)
 					rate := r.drive(b, keys, sc, im)
@@ -243,12 +247,24 @@ func Median(xs []float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// Summary prints "SUMMARY id value" to w, the value being the median rate
-// of impl a over that of impl b in scenario sc, when both were measured.
+// Summary prints "SUMMARY id median min max" to w: the ratios of impl a's
+// rate over impl b's in scenario sc, each round's from the two rates of
+// that round (measured next to each other, so that the machine's load
+// drifts over both alike), their median, and the smallest and largest (the
+// spread over the rounds, which the page prints next to the figure); when
+// both were measured in at least one round.
 func (r *Results) Summary(w io.Writer, id, sc, a, b string) {
-	ra, rb := r.Rate(sc, a), r.Rate(sc, b)
-	if ra > 0 && rb > 0 {
-		fmt.Fprintf(w, "SUMMARY %s %.3f\n", id, ra/rb)
+	r.mu.Lock()
+	var rs []float64
+	for round, ra := range r.rates[sc][a] {
+		if rb := r.rates[sc][b][round]; ra > 0 && rb > 0 {
+			rs = append(rs, ra/rb)
+		}
+	}
+	r.mu.Unlock()
+	if len(rs) > 0 {
+		slices.Sort(rs)
+		fmt.Fprintf(w, "SUMMARY %s %.3f %.3f %.3f\n", id, Median(rs), rs[0], rs[len(rs)-1])
 	}
 }
 

@@ -20,14 +20,19 @@ func TestMedian(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	var r Results
-	for round, v := range []float64{100, 300, 200} {
+	// Each round's ratio is of that round's two rates (1.5, 3, 1 and 2):
+	// their median (the upper middle), then the smallest and largest. The
+	// ratio of the medians over the rounds, 200/100, would be 2.000 too, so
+	// round 4 makes them differ: b alone in round 5 counts for nothing.
+	for round, v := range []float64{150, 300, 200, 400} {
 		r.record("g1", "a", round+1, v)
-		r.record("g1", "b", round+1, 100)
+		r.record("g1", "b", round+1, []float64{100, 100, 200, 200}[round])
 	}
+	r.record("g1", "b", 5, 1)
 	var out bytes.Buffer
 	r.Summary(&out, "a-vs-b-1", "g1", "a", "b")
 	r.Summary(&out, "a-vs-c-1", "g1", "a", "c") // c never measured: no line
-	if got, want := out.String(), "SUMMARY a-vs-b-1 2.000\n"; got != want {
+	if got, want := out.String(), "SUMMARY a-vs-b-1 2.000 1.000 3.000\n"; got != want {
 		t.Errorf("Summary printed %q, want %q", got, want)
 	}
 }

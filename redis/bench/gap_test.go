@@ -222,14 +222,14 @@ func scriptsStraight(b *testing.B) func(ctx context.Context, key string) (func(c
 	return func(ctx context.Context, key string) (func(context.Context) error, error) {
 		owner := leasehold.NewOwnerID()
 		call := names.AcquireCall(key, owner, "bench", ms, 0)
-		r, err := acq.Run(ctx, c, call.Keys, anyStrings(call.Args)...).Slice()
-		if err != nil {
+		a := acq.Run(ctx, c, call.Keys, anyStrings(call.Args)...)
+		if err := a.Err(); err != nil {
 			return nil, err
 		}
-		if len(r) != 2 || r[0] != int64(1) {
-			return nil, fmt.Errorf("acquire: %v: %w", r, errHeld)
+		s := grantedToken(a)
+		if s == "" {
+			return nil, fmt.Errorf("acquire: %v: %w", a.Val(), errHeld)
 		}
-		s, _ := r[1].(string)
 		tok, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("acquire: token %q: %w", s, err)

@@ -10,7 +10,9 @@
 //
 // After the benchmarks, TestMain prints a table of ratios: each
 // implementation's cost per acquire+release cycle over the raw floor's with
-// the same client library, and its throughput over bsm/redislock's.
+// the same client library, and its throughput over bsm/redislock's. The
+// figures of scripts/bench-page's summary table come from BenchmarkRatio,
+// which pairs the rates round by round.
 package bench
 
 import (
@@ -121,31 +123,4 @@ func printRatios() {
 		}
 		fmt.Println()
 	}
-	printSummary()
-}
-
-// printSummary prints the figures of scripts/bench-page's summary table:
-// "SUMMARY <id> <value>", throughput ratios (higher is better) and cost
-// ratios over the floor (lower is better), from the medians over the
-// rounds. It holds resultsMu.
-func printSummary() {
-	r := func(sc, impl string) float64 {
-		if runs := results[sc][impl]; len(runs) > 0 {
-			return rate(runs)
-		}
-		return 0
-	}
-	line := func(id string, a, b float64) {
-		if a > 0 && b > 0 {
-			fmt.Printf("SUMMARY %s %.3f\n", id, a/b)
-		}
-	}
-	line("redis-goredis-vs-bsm-1", r("g1", "lh-client-goredis"), r("g1", "bsm-redislock"))
-	line("redis-goredis-vs-bsm-64", r("g64", "lh-client-goredis"), r("g64", "bsm-redislock"))
-	line("redis-rueidis-vs-bsm-64", r("g64", "lh-client-rueidis"), r("g64", "bsm-redislock"))
-	line("redis-rueidis-vs-rueidislock-64", r("g64", "lh-client-rueidis"), r("g64", "rueidislock"))
-	line("redis-client-over-floor-1", r("g1", "raw-goredis"), r("g1", "lh-client-goredis"))
-	line("redis-store-over-floor-1", r("g1", "raw-goredis"), r("g1", "leasehold-goredis"))
-	line("redlock3-vs-redsync-1", r("g1", "leasehold-redlock-3"), r("g1", "redsync-3"))
-	line("redlock5-vs-redsync-1", r("g1", "leasehold-redlock-5"), r("g1", "redsync-5"))
 }

@@ -35,6 +35,7 @@ func scriptPairs(b *testing.B) []scriptPair {
 	acq, rel := core.AcquireScript.Src, core.ReleaseScript.Src
 	return []scriptPair{
 		{"store", acq, rel},
+		{"store-before", file("acquire_before"), file("release_before")},
 		{"acquire-five-calls", file("acquire_five_calls"), rel},
 		{"acquire-nx-get", file("acquire_nx_get"), rel},
 		{"release-no-publish", acq, file("release_no_publish")},
@@ -161,10 +162,7 @@ func pairBlock(ctx context.Context, b *testing.B, c, admin *redis.Client, p scri
 		return acq.EvalSha(ctx, p, []string{lock(k), "lh:{" + k + "}:token"}, owner, "bench", ms)
 	}
 	release := func(p redis.Scripter, k, owner string, a *redis.Cmd) *redis.Cmd {
-		tok := ""
-		if r, err := a.Slice(); err == nil && len(r) == 2 {
-			tok, _ = r[1].(string)
-		}
+		tok := grantedToken(a)
 		return rel.EvalSha(ctx, p, []string{lock(k)}, owner+tok+":", "lh:{"+k+"}:free")
 	}
 	owners := make([]string, len(keys))
@@ -213,4 +211,18 @@ func released(rels []*redis.Cmd) error {
 		}
 	}
 	return nil
+}
+
+// grantedToken is the token an acquire script's reply grants: the reply
+// itself (the store's script), or the second of {1, token} (the scripts it
+// replaced, and those of testdata/); "" when it granted none.
+func grantedToken(a *redis.Cmd) string {
+	if s, err := a.Text(); err == nil {
+		return s
+	}
+	if r, err := a.Slice(); err == nil && len(r) == 2 && r[0] == int64(1) {
+		s, _ := r[1].(string)
+		return s
+	}
+	return ""
 }

@@ -51,18 +51,19 @@ func (n *Node) AcquireWith(ctx context.Context, c Call) (tok uint64, held *Lease
 	if err != nil {
 		return 0, nil, 0, scriptRefusal(c, err)
 	}
+	if s, ok := asString(r); ok { // granted: the token
+		tok, ok := asToken(s)
+		if !ok || c.Token != 0 && tok != c.Token {
+			return 0, nil, 0, unexpected("acquire", r)
+		}
+		return tok, nil, 0, nil
+	}
 	a, ok := r.([]any)
 	if !ok || len(a) < 2 {
 		return 0, nil, 0, unexpected("acquire", r)
 	}
 	code, ok := asInt(a[0])
 	switch {
-	case ok && code == 1 && len(a) == 2:
-		tok, ok := asToken(a[1])
-		if !ok || c.Token != 0 && tok != c.Token {
-			return 0, nil, 0, unexpected("acquire", r)
-		}
-		return tok, nil, 0, nil
 	case ok && code == 0 && len(a) == 3:
 		v, ok1 := asString(a[1])
 		ms, ok2 := asInt(a[2])

@@ -157,7 +157,7 @@ func (c *canned) Eval(context.Context, string, []string, []string) (any, error) 
 
 func TestUnexpectedRepliesAreErrors(t *testing.T) {
 	for _, r := range []any{
-		nil, int64(3), "OK", []any{}, []any{int64(1)}, []any{int64(1), "x"}, []any{int64(1), "0"},
+		nil, int64(3), "OK", "0", "", []byte("x"), []any{}, []any{int64(1)}, []any{int64(1), "1"}, []any{int64(1), "x"},
 		[]any{int64(0), "1:o:1:l", "bad"}, []any{int64(2), "1"}, []any{int64(0), int64(5), int64(1)},
 	} {
 		n := &Node{Client: &canned{reply: r}}

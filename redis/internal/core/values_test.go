@@ -149,10 +149,10 @@ func FuzzTokenReply(f *testing.F) {
 		} else if n < 1 || n > MaxToken || strings.TrimLeft(s, "0") != strconv.FormatUint(n, 10) {
 			t.Fatalf("ParseToken(%q) = %d", s, n)
 		}
-		node := &Node{Client: &canned{reply: []any{int64(1), s}}}
+		node := &Node{Client: &canned{reply: s}}
 		tok, held, aerr := node.Acquire(context.Background(), "k", "o", "l", 1000)
 		if (aerr == nil) != (err == nil) || tok != n || held != nil {
-			t.Fatalf("acquire reply {1, %q} = %d, %v, %v; ParseToken: %d, %v", s, tok, held, aerr, n, err)
+			t.Fatalf("acquire reply %q = %d, %v, %v; ParseToken: %d, %v", s, tok, held, aerr, n, err)
 		}
 	})
 }

@@ -107,8 +107,8 @@ func (e *Env) proposedToken(t *testing.T) {
 			t.Errorf("proposal %s refused, yet the counter is %s", p, c)
 		}
 	}
-	if r := eval("5001"); r != "[:1 5001]" {
-		t.Fatalf("proposal 5001 over counter 5000: %s, want [:1 5001]", r)
+	if r := eval("5001"); r != "5001" {
+		t.Fatalf("proposal 5001 over counter 5000: %s, want 5001", r)
 	}
 	if c := e.command(t, e.Server, "GET", counter); c != "5001" {
 		t.Errorf("counter %s after granting 5001", c)

@@ -11,7 +11,7 @@
 -- keep), so skipping it could only save that difference and would add a way
 -- for a waiter to miss its wake-up.
 local v = redis.call('GET', KEYS[1])
-if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then
+if v and string.find(v, ARGV[1], 1, true) == 1 then -- ARGV[1] starts v (no substring made)
   redis.call('DEL', KEYS[1])
   redis.call('PUBLISH', ARGV[2], '')
   return 1
