@@ -36,6 +36,21 @@ func (c *requestCounter) take() [3]int64 {
 	return [3]int64{c.get.Swap(0), c.put.Swap(0), c.other.Swap(0)}
 }
 
+// countedStore returns a store on namespace tokens of k as the admin,
+// closed when t ends, and the counter of its requests.
+func countedStore(t *testing.T, k *testserver.Kube) (*kube.Store, *requestCounter) {
+	t.Helper()
+	c := &requestCounter{}
+	cfg := tokenConfig(k, k.AdminToken)
+	cfg.WrapTransport = c.wrap
+	a, err := kube.New(ctxT(t), cfg, "tokens", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return a, c
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -45,14 +60,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // another store wrote the Lease since, that update fails and the acquire
 // reads, so the grant's token is still above the other store's.
 func testReleasedWritesAtOnce(t *testing.T, k *testserver.Kube) {
-	var c requestCounter
-	cfg := tokenConfig(k, k.AdminToken)
-	cfg.WrapTransport = c.wrap
-	a, err := kube.New(ctxT(t), cfg, "tokens", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a, c := countedStore(t, k)
 	b := open(t, k, "tokens")
 	release := func(s leasehold.Store, g leasehold.Grant) {
 		t.Helper()
@@ -89,14 +97,7 @@ func testReleasedWritesAtOnce(t *testing.T, k *testserver.Kube) {
 // its memory), that update is refused and the release reads and updates
 // again. Either way the key is then free and its next token higher.
 func testReleaseIsUpdate(t *testing.T, k *testserver.Kube) {
-	var c requestCounter
-	cfg := tokenConfig(k, k.AdminToken)
-	cfg.WrapTransport = c.wrap
-	a, err := kube.New(ctxT(t), cfg, "tokens", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a, c := countedStore(t, k)
 	leases, err := coordv1.NewForConfig(tokenConfig(k, k.AdminToken))
 	if err != nil {
 		t.Fatal(err)
