@@ -21,10 +21,11 @@
 //     the read (the update lands only if nobody wrote the Lease since, so
 //     the Lease is then what the read would have shown; otherwise the
 //     acquire reads and goes on as above);
-//   - renew and release are JSON merge patches that carry the
-//     resourceVersion of the grant's last write (or of a read that shows
-//     its owner and token) as their precondition; release marks the Lease
-//     released and keeps its token. The store never deletes a Lease.
+//   - renew is a JSON merge patch and release an update of the whole
+//     Lease, both carrying the resourceVersion of the grant's last write
+//     (or of a read that shows its owner and token) as their
+//     precondition; release marks the Lease released and keeps its
+//     token. The store never deletes a Lease.
 //
 // # Safety
 //

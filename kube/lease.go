@@ -25,16 +25,20 @@ var errRVNotNumber = errors.New("the server's resourceVersion is not a comparabl
 
 // grantState is a grant's Private value: the resourceVersion of the
 // store's last write of the Lease, so that a renewal or release of a
-// grant made by this process is one request. It is used only for the key,
-// owner and token it was made for.
+// grant made by this process is one request, and the Lease's
+// leaseTransitions as the grant's acquire wrote them (a renewal keeps
+// them), which the release's update writes again. It is used only for the
+// key, owner and token it was made for.
 type grantState struct {
-	key, owner string
-	token      uint64
-	rv         atomic.Pointer[string]
+	key, owner  string
+	token       uint64
+	transitions *int32
+	rv          atomic.Pointer[string]
 }
 
-func newState(g leasehold.Grant, rv string) *grantState {
-	st := &grantState{key: g.Key, owner: g.Owner, token: g.Token}
+func newState(g leasehold.Grant, l *coordinationv1.Lease) *grantState {
+	st := &grantState{key: g.Key, owner: g.Owner, token: g.Token, transitions: l.Spec.LeaseTransitions}
+	rv := l.ResourceVersion
 	st.rv.Store(&rv)
 	return st
 }
@@ -97,7 +101,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		if rec != nil && rec.Held {
 			if rec.Owner == ownerHash(req.Owner) {
 				// This attempt's own write, whose reply was lost.
-				return s.grant(req, rec.Token, cur.ResourceVersion), nil
+				return s.grant(req, rec.Token, cur), nil
 			}
 			if rem := s.obs.remaining(name, cur.ResourceVersion, rec.TTL, time.Now()); rem > 0 {
 				return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key, Label: rec.Label, Token: rec.Token, Remaining: rem}
@@ -160,7 +164,7 @@ func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *co
 	switch {
 	case err == nil:
 		s.obs.forget(name)
-		return s.grant(req, tok, done.ResourceVersion), true, nil
+		return s.grant(req, tok, done), true, nil
 	case apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) || (cur != nil && apierrors.IsNotFound(err)):
 		return g, false, nil
 	}
@@ -205,9 +209,10 @@ func leaseObject(name string, r record, cur *coordinationv1.Lease) *coordination
 	return l
 }
 
-func (s *Store) grant(req leasehold.AcquireRequest, tok uint64, rv string) leasehold.Grant {
+// grant returns req's grant of token tok, written in Lease l.
+func (s *Store) grant(req leasehold.AcquireRequest, tok uint64, l *coordinationv1.Lease) leasehold.Grant {
 	g := leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: tok, TTL: req.TTL}
-	g.Private = newState(g, rv)
+	g.Private = newState(g, l)
 	return g
 }
 

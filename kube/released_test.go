@@ -1,6 +1,7 @@
 package kube_test
 
 import (
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/kube"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 )
 
 // requestCounter counts the HTTP requests of a client, by method.
@@ -33,6 +36,21 @@ func (c *requestCounter) take() [3]int64 {
 	return [3]int64{c.get.Swap(0), c.put.Swap(0), c.other.Swap(0)}
 }
 
+// countedStore returns a store on namespace tokens of k as the admin,
+// closed when t ends, and the counter of its requests.
+func countedStore(t *testing.T, k *testserver.Kube) (*kube.Store, *requestCounter) {
+	t.Helper()
+	c := &requestCounter{}
+	cfg := tokenConfig(k, k.AdminToken)
+	cfg.WrapTransport = c.wrap
+	a, err := kube.New(ctxT(t), cfg, "tokens", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return a, c
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -42,14 +60,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // another store wrote the Lease since, that update fails and the acquire
 // reads, so the grant's token is still above the other store's.
 func testReleasedWritesAtOnce(t *testing.T, k *testserver.Kube) {
-	var c requestCounter
-	cfg := tokenConfig(k, k.AdminToken)
-	cfg.WrapTransport = c.wrap
-	a, err := kube.New(ctxT(t), cfg, "tokens", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a, c := countedStore(t, k)
 	b := open(t, k, "tokens")
 	release := func(s leasehold.Store, g leasehold.Grant) {
 		t.Helper()
@@ -77,4 +88,52 @@ func testReleasedWritesAtOnce(t *testing.T, k *testserver.Kube) {
 	release(b, g3)
 	g4 := acquireCounted(g3, [3]int64{1, 2, 0}, "after another store's grant and release (a refused update, a read, an update)")
 	release(a, g4)
+}
+
+// testReleaseIsUpdate: a release is one request, an UPDATE of the Lease
+// the grant's last write left (no merge PATCH, no read), which keeps the
+// Lease's label and leaseTransitions; when another write changed the
+// Lease's resourceVersion since (here a renewal of the same grant without
+// its memory), that update is refused and the release reads and updates
+// again. Either way the key is then free and its next token higher.
+func testReleaseIsUpdate(t *testing.T, k *testserver.Kube) {
+	a, c := countedStore(t, k)
+	leases, err := coordv1.NewForConfig(tokenConfig(k, k.AdminToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "release-update"
+	releaseCounted := func(g leasehold.Grant, want [3]int64, what string) {
+		t.Helper()
+		c.take()
+		if err := a.Release(ctxT(t), g); err != nil {
+			t.Fatalf("release %s: %v", what, err)
+		}
+		if got := c.take(); got != want {
+			t.Fatalf("release %s: requests (GET, PUT, other) %v, want %v", what, got, want)
+		}
+		l, err := leases.Leases("tokens").Get(ctxT(t), kube.LeaseName(key), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Holder(ctxT(t), key); !errors.Is(err, leasehold.ErrNotHeld) {
+			t.Fatalf("release %s: Holder says %v, want ErrNotHeld", what, err)
+		}
+		if l.Labels["app.kubernetes.io/managed-by"] != "leasehold" || l.Spec.LeaseTransitions == nil || l.Spec.HolderIdentity != nil {
+			t.Fatalf("release %s: the released Lease has labels %v, leaseTransitions %v, holderIdentity %v; want the store's label, the count kept and no holder",
+				what, l.Labels, l.Spec.LeaseTransitions, l.Spec.HolderIdentity)
+		}
+	}
+	g1 := acquire(t, a, key, time.Minute)
+	releaseCounted(g1, [3]int64{0, 1, 0}, "on the grant's last write")
+	g2 := acquire(t, a, key, time.Minute)
+	bare := g2
+	bare.Private = nil // a renewal that reads first: the grant's memory is now stale
+	if _, err := a.Renew(ctxT(t), bare); err != nil {
+		t.Fatal(err)
+	}
+	releaseCounted(g2, [3]int64{1, 2, 0}, "after another write (a refused update, a read, an update)")
+	if g3 := acquire(t, a, key, time.Minute); g3.Token <= g2.Token {
+		t.Fatalf("token %d after a release, not above %d", g3.Token, g2.Token)
+	}
 }

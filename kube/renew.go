@@ -28,11 +28,15 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	}
 	ms := strconv.FormatInt(int64((g.TTL+time.Millisecond-1)/time.Millisecond), 10)
 	secs := int64((g.TTL + time.Second - 1) / time.Second)
-	_, err := s.rewrite(ctx, g, func(rv, write string) map[string]any {
-		return map[string]any{
+	_, err := s.rewrite(ctx, g, func(ctx context.Context, name, rv, write string, _ *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+		body, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]any{annTTL: ms, annWrite: write}},
 			"spec":     map[string]any{"renewTime": metav1.NewMicroTime(time.Now()), "leaseDurationSeconds": secs},
+		})
+		if err != nil {
+			return nil, err
 		}
+		return s.leases.Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
 	})
 	if err != nil {
 		return leasehold.Grant{}, s.opErr(ctx, "renew", g.Key, err)
@@ -40,9 +44,13 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	return g, nil
 }
 
-// Release patches the Lease to released, keeping its token, on the same
-// condition as Renew, and remembers the released Lease for the key's next
-// acquire (see releasedLeases). The store never deletes a Lease.
+// Release updates the Lease to released, keeping its token, on the same
+// condition as Renew: the whole object, as the grant's last write left it
+// (its resourceVersion and leaseTransitions), or as a read that shows the
+// grant's owner and token left it after a conflict; an update is a
+// compare-and-swap the apiserver writes at once, where a merge patch is
+// read, applied and written. It remembers the released Lease for the key's
+// next acquire (see releasedLeases). The store never deletes a Lease.
 func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := leasehold.CheckRelease(g); err != nil {
 		return err
@@ -50,19 +58,35 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	if err := s.checkOpen("release"); err != nil {
 		return err
 	}
-	l, err := s.rewrite(ctx, g, func(rv, write string) map[string]any {
-		return map[string]any{
-			"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]any{
-				annState: stateReleased, annWrite: write, annOwner: nil, annTTL: nil, annLabel: nil,
-			}},
-			"spec": map[string]any{"holderIdentity": nil},
+	st, _ := stateOf(g)
+	l, err := s.rewrite(ctx, g, func(ctx context.Context, name, rv, write string, cur *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+		var transitions *int32
+		if cur != nil {
+			transitions = cur.Spec.LeaseTransitions
+		} else if st != nil {
+			transitions = st.transitions
 		}
+		return s.leases.Update(ctx, releasedObject(name, g, rv, write, transitions), metav1.UpdateOptions{})
 	})
-	if st, _ := stateOf(g); err == nil {
+	if err == nil {
 		st.remember("") // a released grant's next call reads first
 		s.rel.put(objectName(g.Key), l)
 	}
 	return s.opErr(ctx, "release", g.Key, err)
+}
+
+// releasedObject returns g's Lease name released, to be written on
+// resourceVersion rv: the record released with g's token and write id
+// write, no holder and no times (as client-go's raw free leaves a Lease),
+// the duration of g's TTL in whole seconds, and leaseTransitions as given.
+func releasedObject(name string, g leasehold.Grant, rv, write string, transitions *int32) *coordinationv1.Lease {
+	r := record{Key: g.Key, Token: g.Token, Write: write}
+	secs := int32((g.TTL + time.Second - 1) / time.Second)
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv,
+			Labels: map[string]string{labelOwner: labelValue}, Annotations: r.annotations()},
+		Spec: coordinationv1.LeaseSpec{LeaseDurationSeconds: &secs, LeaseTransitions: transitions},
+	}
 }
 
 func (s *Store) opErr(ctx context.Context, op, key string, err error) error {
@@ -72,20 +96,27 @@ func (s *Store) opErr(ctx context.Context, op, key string, err error) error {
 	return s.err(ctx, op, objectName(key), err)
 }
 
-// rewrite applies the merge patch patch(rv, write) to g's Lease if g still
-// holds it: first on the resourceVersion the grant remembers, then, after
-// a conflict (another writer, or this process's own write whose reply was
-// lost), on that of a read that shows g's owner and token. A read that
-// shows the last patch's write id means it landed. It returns the Lease
-// as the patch left it.
-func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, patch func(rv, write string) map[string]any) (*coordinationv1.Lease, error) {
+// writeFunc sends one compare-and-swap write of g's Lease name on
+// resourceVersion rv, with write id write: cur is the Lease a read just
+// showed, nil when rv is the one the grant remembers. It returns the
+// Lease as the write left it.
+type writeFunc func(ctx context.Context, name, rv, write string, cur *coordinationv1.Lease) (*coordinationv1.Lease, error)
+
+// rewrite sends send for g's Lease if g still holds it: first on the
+// resourceVersion the grant remembers, then, after a conflict (another
+// writer, or this process's own write whose reply was lost), on that of a
+// read that shows g's owner and token. A read that shows the last write's
+// id means it landed. It returns the Lease as the write left it.
+func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, send writeFunc) (*coordinationv1.Lease, error) {
 	name := objectName(g.Key)
 	st, rv := stateOf(g)
-	var write string // of the last patch tried
+	var write string // of the last write tried
 	for range maxTries {
+		var cur *coordinationv1.Lease
 		if rv == "" {
-			cur, rec, err := s.read(ctx, name, g.Key)
-			if err != nil {
+			var rec *record
+			var err error
+			if cur, rec, err = s.read(ctx, name, g.Key); err != nil {
 				return nil, err
 			}
 			if rec != nil && write != "" && rec.Write == write {
@@ -98,11 +129,7 @@ func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, patch func(rv, w
 			rv = cur.ResourceVersion
 		}
 		write = nonce()
-		body, err := json.Marshal(patch(rv, write))
-		if err != nil {
-			return nil, err
-		}
-		l, err := s.leases.Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
+		l, err := send(ctx, name, rv, write, cur)
 		switch {
 		case err == nil:
 			s.obs.forget(name)

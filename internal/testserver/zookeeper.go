@@ -291,6 +291,22 @@ func fourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
 	return string(b), err
 }
 
+// PacketsReceived returns the packets the server at addr has received
+// from clients (mntr's zk_packets_received): their requests, and their
+// sessions' pings.
+func PacketsReceived(ctx context.Context, addr string) (int64, error) {
+	out, err := fourLetterWord(ctx, addr, "mntr")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(out) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "zk_packets_received"); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("mntr of %s: no zk_packets_received in %.200q", addr, out)
+}
+
 // WaitServing waits until every running server serves (after a restart or
 // a leader's loss, a new election must finish).
 func (z *ZooKeeper) WaitServing(ctx context.Context) error {
