@@ -44,6 +44,7 @@ type Store struct {
 	bucket string
 	prefix string
 	tr     *http.Transport // closed by Close when the store made the client
+	rel    releasedObjects // the lease objects this store released: the next acquire writes at once
 	closed atomic.Bool     // after Close, every call fails with ErrClosed
 }
 

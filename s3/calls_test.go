@@ -1,0 +1,126 @@
+package s3_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/testserver"
+	"github.com/leasehold-go/leasehold/s3"
+)
+
+// calls counts the HTTP requests an S3 client sends, as "METHOD kind"
+// (kind: the object's folder, keys or tokens).
+type calls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *calls) Do(r *http.Request) (*http.Response, error) {
+	kind := "?"
+	for _, p := range strings.Split(r.URL.Path, "/") {
+		if p == "keys" || p == "tokens" || p == "probe" {
+			kind = p
+			break
+		}
+	}
+	c.mu.Lock()
+	c.n[r.Method+" "+kind]++
+	c.mu.Unlock()
+	return http.DefaultClient.Do(r)
+}
+
+// take returns the requests since the last take, in all and by kind.
+func (c *calls) take() (int, map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, total := c.n, 0
+	for _, v := range n {
+		total += v
+	}
+	c.n = map[string]int{}
+	return total, n
+}
+
+// countedStore is a store on bucket of v whose requests c counts.
+func countedStore(t *testing.T, v *testserver.Versity, bucket string, c *calls) *s3.Store {
+	t.Helper()
+	cl := awss3.New(awss3.Options{
+		Region: testserver.VersityRegion, BaseEndpoint: aws.String(v.Endpoint()), UsePathStyle: true,
+		Credentials: aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: testserver.VersityAccessKey, SecretAccessKey: testserver.VersitySecretKey}, nil
+		})),
+		HTTPClient:                 c,
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	})
+	s, err := s3.New(ctxT(t), cl, bucket, &s3.Options{Prefix: "calls/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// testCalls counts the requests of each call on one key, which are
+// deterministic: the first acquire reads the lease and counter objects and
+// writes both (4); a renewal and a release are one conditional PUT each;
+// an acquire after this store's own release is one PUT on the tombstone's
+// ETag, without touching the counter (its ceiling covers the token), so a
+// cycle is 2 requests, as the SDK's bare PutObject+DeleteObject loop. An
+// acquire after another store wrote the lease falls back to a read (3:
+// the refused PUT, the read, the PUT), and its token is still above.
+func testCalls(t *testing.T, v *testserver.Versity) {
+	c := &calls{n: map[string]int{}}
+	s := countedStore(t, v, "planted", c)
+	c.take()
+	want := func(what string, n int) {
+		t.Helper()
+		if got, by := c.take(); got != n {
+			t.Errorf("%s: %d requests (%v), want %d", what, got, by, n)
+		}
+	}
+	req := leasehold.AcquireRequest{Key: "calls", Owner: leasehold.NewOwnerID(), Label: "test", TTL: 15 * time.Second}
+	g := acquireReq(t, s, req)
+	want("first acquire", 4)
+	if _, err := s.Renew(ctxT(t), g); err != nil {
+		t.Fatal(err)
+	}
+	want("renew", 1)
+	release(t, s, g)
+	want("release", 1)
+	last := g.Token
+	for range 50 {
+		g = acquireReq(t, s, req)
+		release(t, s, g)
+		if g.Token <= last {
+			t.Fatalf("token %d after %d", g.Token, last)
+		}
+		last = g.Token
+	}
+	want("50 acquire+release cycles", 100)
+
+	other := countedStore(t, v, "planted", &calls{n: map[string]int{}})
+	g2 := acquireReq(t, other, leasehold.AcquireRequest{Key: "calls", Owner: leasehold.NewOwnerID(), TTL: 15 * time.Second})
+	release(t, other, g2)
+	c.take()
+	if g = acquireReq(t, s, req); g.Token <= g2.Token {
+		t.Fatalf("token %d after another store's %d", g.Token, g2.Token)
+	}
+	want("acquire after another store's release", 3)
+	release(t, s, g)
+}
+
+func acquireReq(t testing.TB, s leasehold.Store, req leasehold.AcquireRequest) leasehold.Grant {
+	t.Helper()
+	g, err := s.Acquire(ctxT(t), req)
+	if err != nil {
+		t.Fatalf("acquire %s: %v", req.Key, err)
+	}
+	return g
+}
