@@ -3,53 +3,19 @@ package s3_test
 import (
 	"context"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/callcount"
 	"github.com/leasehold-go/leasehold/internal/testserver"
 	"github.com/leasehold-go/leasehold/s3"
 )
 
-// calls counts the HTTP requests an S3 client sends, as "METHOD kind"
-// (kind: the object's folder, keys or tokens).
-type calls struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *calls) Do(r *http.Request) (*http.Response, error) {
-	kind := "?"
-	for _, p := range strings.Split(r.URL.Path, "/") {
-		if p == "keys" || p == "tokens" || p == "probe" {
-			kind = p
-			break
-		}
-	}
-	c.mu.Lock()
-	c.n[r.Method+" "+kind]++
-	c.mu.Unlock()
-	return http.DefaultClient.Do(r)
-}
-
-// take returns the requests since the last take, in all and by kind.
-func (c *calls) take() (int, map[string]int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, total := c.n, 0
-	for _, v := range n {
-		total += v
-	}
-	c.n = map[string]int{}
-	return total, n
-}
-
 // countedStore is a store on bucket of v whose requests c counts.
-func countedStore(t *testing.T, v *testserver.Versity, bucket string, c *calls) *s3.Store {
+func countedStore(t *testing.T, v *testserver.Versity, bucket string, c *callcount.Counter) *s3.Store {
 	t.Helper()
 	cl := awss3.New(awss3.Options{
 		Region: testserver.VersityRegion, BaseEndpoint: aws.String(v.Endpoint()), UsePathStyle: true,
@@ -76,12 +42,12 @@ func countedStore(t *testing.T, v *testserver.Versity, bucket string, c *calls) 
 // acquire after another store wrote the lease falls back to a read (3:
 // the refused PUT, the read, the PUT), and its token is still above.
 func testCalls(t *testing.T, v *testserver.Versity) {
-	c := &calls{n: map[string]int{}}
+	c := callcount.New(func(r *http.Request) string { return r.Method + " " + callcount.Segment(r, "keys", "tokens") })
 	s := countedStore(t, v, "planted", c)
-	c.take()
+	c.Take()
 	want := func(what string, n int) {
 		t.Helper()
-		if got, by := c.take(); got != n {
+		if got, by := c.Take(); got != n {
 			t.Errorf("%s: %d requests (%v), want %d", what, got, by, n)
 		}
 	}
@@ -105,10 +71,10 @@ func testCalls(t *testing.T, v *testserver.Versity) {
 	}
 	want("50 acquire+release cycles", 100)
 
-	other := countedStore(t, v, "planted", &calls{n: map[string]int{}})
+	other := countedStore(t, v, "planted", callcount.New(func(*http.Request) string { return "" }))
 	g2 := acquireReq(t, other, leasehold.AcquireRequest{Key: "calls", Owner: leasehold.NewOwnerID(), TTL: 15 * time.Second})
 	release(t, other, g2)
-	c.take()
+	c.Take()
 	if g = acquireReq(t, s, req); g.Token <= g2.Token {
 		t.Fatalf("token %d after another store's %d", g.Token, g2.Token)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/objtoken"
 )
 
 // maxTries bounds the read-and-write rounds of one call that lose their
@@ -105,11 +106,11 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 // or another write came first: the caller then reads) and the token of
 // the write it tried.
 func (s *Store) claimReleased(ctx context.Context, req leasehold.AcquireRequest, name string) (leasehold.Grant, uint64, error) {
-	r, ok := s.rel.take(name)
+	r, ok := s.rel.Take(name)
 	if !ok {
 		return leasehold.Grant{}, 0, nil
 	}
-	tok, ok := underCeiling(r.token, r.ceiling)
+	tok, ok := objtoken.Next(r.token, r.ceiling)
 	if !ok {
 		return leasehold.Grant{}, 0, nil
 	}
@@ -134,7 +135,7 @@ func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *ob
 	var ok bool
 	if cur != nil {
 		ceiling = cur.rec.Ceiling
-		tok, ok = underCeiling(cur.rec.Token, ceiling)
+		tok, ok = objtoken.Next(cur.rec.Token, ceiling)
 	}
 	if !ok {
 		var cname string
@@ -164,8 +165,8 @@ func (s *Store) grant(req leasehold.AcquireRequest, tok, ceiling uint64, etag st
 // reserve raises the key's counter object and returns a new token and the
 // ceiling the counter now holds: the token is one more than the larger of
 // last (the lease object's token) and the counter, and at least the
-// server's time in microseconds (nextToken); the ceiling is ceilingStep
-// past it (ceilingOf). When the larger is 2^64-1 it writes nothing and the
+// server's time in microseconds (nextToken); the ceiling is objtoken.Step
+// past it (objtoken.Ceiling). When the larger is 2^64-1 it writes nothing and the
 // error wraps leasehold.ErrTokensExhausted. The counter is written with
 // If-Match on the ETag read (If-None-Match: * when absent), so it only
 // grows; the store never deletes it.
@@ -180,7 +181,7 @@ func (s *Store) reserve(ctx context.Context, key string, last uint64) (tok, ceil
 		if !ok {
 			return 0, 0, name, fmt.Errorf("key %q: its token is at %d, the largest a token can be: %w", key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)
 		}
-		rec := counterRecord(key, ceilingOf(tok))
+		rec := counterRecord(key, objtoken.Ceiling(tok))
 		_, err = s.write(ctx, name, &rec, condOf(c))
 		if err == nil {
 			return tok, rec.Token, name, nil
@@ -239,9 +240,16 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		if st, _ := stateOf(g); st != nil {
 			st.remember("") // the tombstone's ETag must not serve a later call
 		}
-		s.rel.put(s.LeaseObject(g.Key), releasedObject{etag: etag, token: tomb.Token, ceiling: tomb.Ceiling})
+		s.rel.Put(s.LeaseObject(g.Key), releasedObject{etag: etag, token: tomb.Token, ceiling: tomb.Ceiling})
 	}
 	return s.opErr(ctx, "release", g.Key, err)
+}
+
+// releasedObject is what the store's own release left in a lease object:
+// the tombstone's ETag, token and ceiling.
+type releasedObject struct {
+	etag           string
+	token, ceiling uint64
 }
 
 func (s *Store) opErr(ctx context.Context, op, key string, err error) error {

@@ -10,6 +10,7 @@ import (
 
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/objtoken"
 )
 
 // Name is the store's name in errors and Info.
@@ -43,9 +44,9 @@ type Store struct {
 	c      *awss3.Client
 	bucket string
 	prefix string
-	tr     *http.Transport // closed by Close when the store made the client
-	rel    releasedObjects // the lease objects this store released: the next acquire writes at once
-	closed atomic.Bool     // after Close, every call fails with ErrClosed
+	tr     *http.Transport                   // closed by Close when the store made the client
+	rel    objtoken.Released[releasedObject] // the lease objects this store released: the next acquire writes at once
+	closed atomic.Bool                       // after Close, every call fails with ErrClosed
 }
 
 // New returns a store on bucket, reached through c, after probing the
