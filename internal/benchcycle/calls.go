@@ -22,12 +22,12 @@ func Calls(b *testing.B, c *callcount.Counter, impls []Impl) {
 		b.Run(im.Name, func(b *testing.B) {
 			cycle, _ := im.New(b, fmt.Sprintf("calls-%d-%s", time.Now().UnixNano(), im.Name), false)
 			ctx := context.Background()
-			if err := runCycles(ctx, cycle, 1); err != nil {
+			if err := RunCycles(ctx, cycle, 1); err != nil {
 				b.Fatal(err)
 			}
 			c.Take()
 			n := 200 * b.N
-			if err := runCycles(ctx, cycle, n); err != nil {
+			if err := RunCycles(ctx, cycle, n); err != nil {
 				b.Fatal(err)
 			}
 			total, counts := c.Take()
@@ -39,8 +39,8 @@ func Calls(b *testing.B, c *callcount.Counter, impls []Impl) {
 	}
 }
 
-// runCycles runs n cycles, each tried again while it returns ErrHeld.
-func runCycles(ctx context.Context, c Cycle, n int) error {
+// RunCycles runs n cycles of c, each tried again while it returns ErrHeld.
+func RunCycles(ctx context.Context, c Cycle, n int) error {
 	for range n {
 		for {
 			err := c(ctx)
