@@ -17,12 +17,13 @@
 // tokens/<key>, was raised to (the store never leases or deletes the
 // counter blob). An acquire takes the Azure lease with If-Match on the
 // ETag of a read of the lease blob, so the metadata under the lease is the
-// one read; then it writes the next token (the lease blob's token + 1)
-// into the metadata, under the lease id and with If-Match on that ETag.
+// one read; then it writes the next token (max(the lease blob's token +
+// 1, the server's Date in µs)) into the metadata, under the lease id and with If-Match on that ETag.
 // When that token is past the ceiling (or there is none), the acquire
 // first raises the counter blob, with If-Match on the etag read (or
-// If-None-Match: * when it does not exist yet), to 1000 past the new
-// token: the new ceiling. An acquire whose token write fails releases the
+// If-None-Match: * when it does not exist yet), to a second's worth of µs
+// past the new token: the new ceiling (so about once a second while the
+// key is busy). An acquire whose token write fails releases the
 // lease it took. A key this store released last is taken at once, with
 // If-Match on the ETag its release left, without the read; renew and
 // release use the ETag the acquire's write left, and read first only for
@@ -34,9 +35,10 @@
 // (someone else's doing) cannot restart the count, since the other keeps
 // a value at or above the last token; deleting both cannot either, since
 // the next token is at least the server's time in µs. The Date header is
-// whole seconds (and tokens run at most 1000 µs ahead of the Date of the
-// counter's last raise), so deleting both can repeat a token only within
-// about the second of the key's last grant, or if the server's clock also
+// whole seconds, so deleting both can repeat a token only within the
+// second of the key's last grant (two seconds after someone deleted the
+// lease blob alone: a token taken from the counter runs up to a second
+// ahead), or if the server's clock also
 // steps back (as on the s3 store).
 //
 // A token at 2^64-1 (planted or corrupted) is refused with an error

@@ -127,13 +127,14 @@ func (s *Store) acquireOn(ctx context.Context, req leasehold.AcquireRequest, lc 
 
 // stamp writes the new token into the lease blob's metadata under lease
 // id, with If-Match on st's ETag (the blob as the lease was taken on it).
-// The token is the one after st's under st's ceiling; past it (or without
-// one) the counter blob is raised first (reserve). At 2^64-1 nothing is
+// The token is the one after st's, and at least the server's Date in µs,
+// under st's ceiling; past it (or without one) the counter blob is raised
+// first (reserve). At 2^64-1 nothing is
 // written and the error wraps leasehold.ErrTokensExhausted (Acquire then
 // releases the lease). It returns the token, the ceiling and the new
 // ETag.
 func (s *Store) stamp(ctx context.Context, req leasehold.AcquireRequest, id string, st blobState) (tok, ceiling uint64, etag azcore.ETag, err error) {
-	tok, ok := objtoken.Next(st.token, st.ceiling)
+	tok, ok := objtoken.Next(st.token, st.ceiling, st.date)
 	ceiling = st.ceiling
 	if !ok {
 		if tok, ceiling, err = s.reserve(ctx, req.Key, st); err != nil {

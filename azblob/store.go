@@ -73,7 +73,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // Info describes the store.
 func (s *Store) Info() leasehold.Info {
 	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, PortableGrants: true,
-		TokenCaveat: "tokens are previous + 1, and at least the server's Date in µs whenever the counter is raised (every 1000 grants of a key); they repeat only if someone deletes both the lease and the counter blob within about the second of the key's last grant, or the server's clock steps back and both are deleted"}
+		TokenCaveat: "tokens are max(previous + 1, the server's Date in µs); they repeat only if someone deletes both the lease and the counter blob within the second of the key's last grant (two seconds, after someone deleted the lease blob alone), or the server's clock steps back and both are deleted"}
 }
 
 // Close closes the idle connections of a store opened by this package's

@@ -11,11 +11,12 @@
 //   - acquire reads the lease object; if it is absent, a tombstone, or
 //     expired by the server's clock, it writes the lease with
 //     If-None-Match: * (absent) or If-Match on the ETag it read, so that of
-//     racing acquirers exactly one write lands. The token is the one after
-//     the lease object's, under the ceiling the object carries (a value
-//     the counter was raised to); past it, or without one, the acquire
-//     first raises the counter (If-Match on the counter's ETag,
-//     If-None-Match: * when there is none) to 1000 past the new token, the
+//     racing acquirers exactly one write lands. The token is max(the
+//     lease object's token + 1, the server's Date in µs), under the
+//     ceiling the object carries (a value the counter was raised to);
+//     past it, or without one, the acquire first raises the counter
+//     (If-Match on the counter's ETag, If-None-Match: * when there is
+//     none) to a second's worth of µs past the new token, the
 //     lease's new ceiling. A key this store released last is written at
 //     once, with If-Match on the ETag its release left, without the read
 //     (a write refused because the object changed falls back to the
@@ -36,8 +37,8 @@
 //	| whose clock ends a lease          | the server's: a lease ends TTL after the whole second of its last write (Last-Modified) plus one second, and an acquirer judges it by the Date header of its own read; the client's clock is never used |
 //	| TTLs                              | 1 s to 24 h; the server holds a lease up to 2 s longer than its TTL (HTTP dates are whole seconds), and a server whose Date header lags its clock (versitygw: up to a second) lets the next owner in that much later still |
 //	| what a paused holder can still do | nothing once its lease expired and another owner took it: renew and release are PUTs with If-Match on an ETag the takeover changed; an expired lease that nobody took is renewed, keeping its token |
-//	| where the token lives             | in the lease object (also in its tombstone), with a ceiling, and in the counter object, at or above that ceiling, which an acquire raises before it writes a token past the ceiling and which the store never deletes |
-//	| why it cannot go backwards        | a new token is the lease token + 1 while that is under the lease's ceiling, else max(lease token + 1, counter + 1, the server's Date in µs); the lease object's write is conditional on the version read, and the counter only grows (If-Match) and is at or above every token granted, so deleting the lease object (someone else's doing) cannot restart it; deleting both objects can only repeat a token within about the second of the key's last grant (the clock floor; tokens run at most 1000 µs ahead of it), or if the server's clock also steps back |
+//	| where the token lives             | in the lease object (also in its tombstone), with a ceiling, and in the counter object, at or above that ceiling, which an acquire raises before it writes a token past the ceiling (about once a second while the key is busy) and which the store never deletes |
+//	| why it cannot go backwards        | a new token is max(lease token + 1, the server's Date in µs) while that is under the lease's ceiling, else max(lease token + 1, counter + 1, the server's Date in µs); the lease object's write is conditional on the version read, and the counter only grows (If-Match) and is at or above every token granted, so deleting the lease object (someone else's doing) cannot restart it; deleting both objects can only repeat a token within the second of the key's last grant (the clock floor; two seconds after someone deleted the lease object alone, since a token taken from the counter runs up to a second ahead), or if the server's clock also steps back |
 //	| failed acquire                    | a token reserved in the counter by an acquire that lost its lease write is skipped, never reused |
 //	| token at 2^64-1                   | a lease object or counter at the largest token (planted or corrupted) is refused with an error wrapping [leasehold.ErrTokensExhausted]; nothing is written and nothing held |
 //

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/leasehold-go/leasehold"
 	"github.com/leasehold-go/leasehold/internal/objtoken"
@@ -87,7 +88,7 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 		}
 		var ceiling uint64
 		var etag string
-		if tok, ceiling, etag, err = s.claim(ctx, req, cur); err != nil {
+		if tok, ceiling, etag, err = s.claim(ctx, req, cur, now); err != nil {
 			return leasehold.Grant{}, err
 		}
 		if etag != "" {
@@ -99,43 +100,36 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 }
 
 // claimReleased writes req's grant over the tombstone this store's release
-// of lease object name left, if it remembers one whose ceiling covers the
-// next token, with If-Match on its ETag: the write lands only if nobody
-// wrote the object since, so it is then still that tombstone, as a read
-// would have shown. It returns the grant (no token when it wrote nothing
-// or another write came first: the caller then reads) and the token of
-// the write it tried.
+// of lease object name left, if it remembers one, with If-Match on its
+// ETag (claim): the write lands only if nobody wrote the object since, so
+// it is then still that tombstone, as a read would have shown. It returns
+// the grant (no token when nothing is remembered or another write came
+// first: the caller then reads) and the token of the write it tried.
 func (s *Store) claimReleased(ctx context.Context, req leasehold.AcquireRequest, name string) (leasehold.Grant, uint64, error) {
 	r, ok := s.rel.Take(name)
 	if !ok {
 		return leasehold.Grant{}, 0, nil
 	}
-	tok, ok := objtoken.Next(r.token, r.ceiling)
-	if !ok {
-		return leasehold.Grant{}, 0, nil
+	cur := &object{rec: tombstone(req.Key, r.token), etag: r.etag}
+	cur.rec.Ceiling = r.ceiling
+	tok, ceiling, etag, err := s.claim(ctx, req, cur, r.date)
+	if err != nil || etag == "" {
+		return leasehold.Grant{}, tok, err
 	}
-	rec := leaseRecord(req.Key, req.Owner, req.Label, tok, req.TTL)
-	rec.Ceiling = r.ceiling
-	etag, err := s.write(ctx, name, &rec, cond(r.etag))
-	switch {
-	case err == nil:
-		return s.grant(req, tok, r.ceiling, etag), tok, nil
-	case conflict(err) || status(err) == http.StatusNotFound: // written or deleted since
-		return leasehold.Grant{}, tok, nil
-	}
-	return leasehold.Grant{}, 0, s.err(ctx, "acquire", name, err)
+	return s.grant(req, tok, ceiling, etag), tok, nil
 }
 
-// claim writes the lease on condition that cur (the lease object read,
-// nil when absent) is still there, with the token after cur's under cur's
-// ceiling, or else one the counter is first raised to (reserve). It
+// claim writes the lease on condition that cur (the lease object read at
+// the server's time now, nil when absent) is still there, with the token
+// after cur's (objtoken.Next: at least now in µs) under cur's ceiling, or
+// else one the counter is first raised to (reserve). It
 // returns the token, the ceiling and the new ETag, or no ETag when
-// another write came first.
-func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *object) (tok, ceiling uint64, etag string, err error) {
+// another write came first (or the object was deleted since).
+func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *object, now time.Time) (tok, ceiling uint64, etag string, err error) {
 	var ok bool
 	if cur != nil {
 		ceiling = cur.rec.Ceiling
-		tok, ok = objtoken.Next(cur.rec.Token, ceiling)
+		tok, ok = objtoken.Next(cur.rec.Token, ceiling, now)
 	}
 	if !ok {
 		var cname string
@@ -150,7 +144,7 @@ func (s *Store) claim(ctx context.Context, req leasehold.AcquireRequest, cur *ob
 	switch {
 	case err == nil:
 		return tok, ceiling, etag, nil
-	case conflict(err):
+	case conflict(err) || cur != nil && status(err) == http.StatusNotFound: // written or deleted since
 		return tok, ceiling, "", nil
 	}
 	return 0, 0, "", s.err(ctx, "acquire", name, err)
@@ -205,7 +199,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		return leasehold.Grant{}, err
 	}
 	label := g.Label
-	_, err := s.rewrite(ctx, g, func(cur *object, ceiling uint64) record {
+	_, _, err := s.rewrite(ctx, g, func(cur *object, ceiling uint64) record {
 		if cur != nil {
 			label = cur.rec.Label
 		}
@@ -231,7 +225,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		return err
 	}
 	var tomb record
-	etag, err := s.rewrite(ctx, g, func(_ *object, ceiling uint64) record {
+	etag, date, err := s.rewrite(ctx, g, func(_ *object, ceiling uint64) record {
 		tomb = tombstone(g.Key, g.Token)
 		tomb.Ceiling = ceiling
 		return tomb
@@ -240,7 +234,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 		if st, _ := stateOf(g); st != nil {
 			st.remember("") // the tombstone's ETag must not serve a later call
 		}
-		s.rel.Put(s.LeaseObject(g.Key), releasedObject{etag: etag, token: tomb.Token, ceiling: tomb.Ceiling})
+		s.rel.Put(s.LeaseObject(g.Key), releasedObject{etag: etag, token: tomb.Token, ceiling: tomb.Ceiling, date: date})
 	}
 	return s.opErr(ctx, "release", g.Key, err)
 }
@@ -250,6 +244,7 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 type releasedObject struct {
 	etag           string
 	token, ceiling uint64
+	date           time.Time // the server's, of the release's answer
 }
 
 func (s *Store) opErr(ctx context.Context, op, key string, err error) error {
@@ -264,8 +259,9 @@ func (s *Store) opErr(ctx context.Context, op, key string, err error) error {
 // writer, or this process's own write whose answer was lost), on the ETag
 // of a read that shows g's owner and token. next gets the object read (nil
 // when it wrote on the remembered ETag) and the lease's ceiling. It
-// returns the ETag of the object as the write left it.
-func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, next func(*object, uint64) record) (string, error) {
+// returns the ETag of the object as the write left it and the server's
+// Date of the answer (the zero time when it has none).
+func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, next func(*object, uint64) record) (string, time.Time, error) {
 	name := s.LeaseObject(g.Key)
 	st, etag := stateOf(g)
 	var cur *object
@@ -276,33 +272,33 @@ func (s *Store) rewrite(ctx context.Context, g leasehold.Grant, next func(*objec
 			ceiling = st.ceiling
 		}
 		if etag == "" {
-			o, _, err := s.read(ctx, name, g.Key, kindLease, kindReleased)
+			o, now, err := s.read(ctx, name, g.Key, kindLease, kindReleased)
 			if err != nil {
-				return "", err
+				return "", time.Time{}, err
 			}
 			if o != nil && last.Write != "" && o.rec.Write == last.Write {
 				// The last write landed; its answer was lost and the SDK's
 				// retry of it refused by its own precondition.
 				st.remember(o.etag)
-				return o.etag, nil
+				return o.etag, now, nil
 			}
 			if !o.isGrant(g.Owner, g.Token) {
-				return "", leasehold.ErrNotHeld
+				return "", time.Time{}, leasehold.ErrNotHeld
 			}
 			cur, etag, ceiling = o, o.etag, o.rec.Ceiling
 		}
 		last = next(cur, ceiling)
-		newTag, err := s.write(ctx, name, &last, cond(etag))
+		newTag, date, err := s.writeDated(ctx, name, &last, cond(etag))
 		if err == nil {
 			st.remember(newTag)
-			return newTag, nil
+			return newTag, date, nil
 		}
 		if !conflict(err) {
-			return "", err
+			return "", time.Time{}, err
 		}
 		etag = ""
 	}
-	return "", fmt.Errorf("the lease changed under %d conditional writes in a row", maxTries)
+	return "", time.Time{}, fmt.Errorf("the lease changed under %d conditional writes in a row", maxTries)
 }
 
 // Holder reads the key's lease object and reports its holder and time

@@ -70,7 +70,7 @@ func New(ctx context.Context, c *awss3.Client, bucket string, o *Options) (*Stor
 // Info describes the store.
 func (s *Store) Info() leasehold.Info {
 	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, PortableGrants: true,
-		TokenCaveat: "tokens are previous + 1, and at least the server's Date in µs whenever the counter is raised (every 1000 grants of a key); they repeat only if someone deletes both the lease and the counter object within about the second of the key's last grant, or the server's clock steps back and both are deleted"}
+		TokenCaveat: "tokens are max(previous + 1, the server's Date in µs); they repeat only if someone deletes both the lease and the counter object within the second of the key's last grant (two seconds, after someone deleted the lease object alone), or the server's clock steps back and both are deleted"}
 }
 
 // Close closes the idle connections of a store opened by OpenURL (its

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/leasehold-go/leasehold/azblob"
 	"github.com/leasehold-go/leasehold/internal/benchcycle"
 )
@@ -73,15 +71,7 @@ func BenchmarkServerTime(b *testing.B) {
 // store's token write: the request a store cycle adds to the floor's.
 func setMetadata(st *azblob.Store) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
 	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		bb := st.Container().NewBlockBlobClient("peers/" + key)
-		if _, err := bb.UploadBuffer(context.Background(), nil, &blockblob.UploadBufferOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		id := newLeaseID()
-		lb, err := lease.NewBlobClient(bb, &lease.BlobClientOptions{LeaseID: &id})
-		if err != nil {
-			b.Fatal(err)
-		}
+		bb, lb, id := peerBlob(b, st.Container(), key)
 		if _, err := lb.AcquireLease(context.Background(), 60, nil); err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // Counter counts the requests sent through it by the kind its kind
@@ -57,6 +58,15 @@ func (c *Counter) Take() (total int, byKind map[string]int) {
 		total += v
 	}
 	return total, byKind
+}
+
+// Want fails t unless the requests counted since the last Take (which it
+// is) number from lo to hi, naming what and the counts by kind.
+func (c *Counter) Want(t testing.TB, what string, lo, hi int) {
+	t.Helper()
+	if got, by := c.Take(); got < lo || got > hi {
+		t.Errorf("%s: %d requests (%v), want %d to %d", what, got, by, lo, hi)
+	}
 }
 
 // Segment is the first of names that is a segment of r's URL path after

@@ -10,17 +10,20 @@ package objtoken
 import (
 	"math"
 	"sync"
+	"time"
 )
 
 // Step is how far past the token it grants an acquire that raises a
-// key's counter raises it: the acquires of the next Step tokens of the
-// key leave the counter alone (one counter read and write per Step
-// grants). Tokens run at most Step µs ahead of the server's time of the
-// counter's last raise.
-const Step = 1000
+// key's counter raises it: a second's worth of the server's time in µs.
+// Tokens are at least the server's time in µs (Next), so a key's counter
+// is raised about once a second while the key is busy (once per acquire
+// when its acquires are further apart), and a token taken from the
+// counter (after its lease object was deleted) runs at most a second
+// ahead of the server's time.
+const Step = 1_000_000
 
-// Ceiling is the counter value that reserves the tokens up to Step past tok,
-// at most 2^64-1.
+// Ceiling is the counter value that reserves the tokens up to Step past
+// tok, at most 2^64-1.
 func Ceiling(tok uint64) uint64 {
 	if tok > math.MaxUint64-Step {
 		return math.MaxUint64
@@ -28,14 +31,20 @@ func Ceiling(tok uint64) uint64 {
 	return tok + Step
 }
 
-// Next is the token after last when ceiling (which the counter is at or
-// above; 0: unknown) still covers it; false when the counter must be
-// raised first, or the key's tokens are exhausted.
-func Next(last, ceiling uint64) (uint64, bool) {
-	if last == math.MaxUint64 || last+1 > ceiling {
+// Next is the token after last: last + 1, and at least the server's time
+// now in µs (now is a server's Date, whole seconds; the zero time for
+// none), when ceiling (which the counter is at or above; 0: unknown)
+// still covers it; false when the counter must be raised first, or the
+// key's tokens are exhausted.
+func Next(last, ceiling uint64, now time.Time) (uint64, bool) {
+	if last == math.MaxUint64 {
 		return 0, false
 	}
-	return last + 1, true
+	tok := max(last+1, uint64(max(now.UnixMicro(), 0)))
+	if tok > ceiling {
+		return 0, false
+	}
+	return tok, true
 }
 
 // MaxReleased bounds the objects a Released remembers. Forgetting one
