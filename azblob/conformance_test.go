@@ -51,6 +51,7 @@ func TestAzurite(t *testing.T) {
 	t.Run("tokens_exhausted", func(t *testing.T) { testTokensExhausted(t, a) })
 	t.Run("planted_metadata_refused", func(t *testing.T) { testPlanted(t, a) })
 	t.Run("both_blobs_deleted", func(t *testing.T) { testBothDeleted(t, a) })
+	t.Run("calls", func(t *testing.T) { testCalls(t, a) })
 }
 
 func acquire(t testing.TB, s leasehold.Store, key, owner string) leasehold.Grant {

@@ -148,3 +148,33 @@ func FuzzParseBlob(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCeiling feeds a lease or counter blob's token and ceiling
+// metadata to parseBlob: an accepted ceiling is written as the store
+// writes it, at or above the token, and only on a lease blob with a
+// token; whatever is refused is a ForeignRecordError naming the blob.
+func FuzzParseCeiling(f *testing.F) {
+	f.Add("5", "1005", false)
+	f.Add("5", "4", false)
+	f.Add("5", "9", true)
+	f.Add("18446744073709551615", "18446744073709551615", false)
+	f.Add("5", "0009", false)
+	f.Fuzz(func(t *testing.T, token, ceiling string, counter bool) {
+		name := "keys/k"
+		if counter {
+			name = "tokens/k"
+		}
+		date := time.Unix(1795733400, 0).UTC()
+		st := lease.StateTypeAvailable
+		e := azcore.ETag(`"0x1"`)
+		p := &blob.GetPropertiesResponse{Metadata: map[string]*string{metaMark: ptr("1"), metaToken: &token, metaCeiling: &ceiling}, ETag: &e, Date: &date, LeaseState: &st}
+		got, err := parseBlob(name, p, counter)
+		if err != nil {
+			wantRefusal(t, err, name)
+			return
+		}
+		if counter || got.ceiling < got.token || strconv.FormatUint(got.ceiling, 10) != ceiling {
+			t.Fatalf("accepted ceiling %q with token %q (counter %v) as %+v", ceiling, token, counter, got)
+		}
+	})
+}

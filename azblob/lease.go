@@ -13,14 +13,22 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/objtoken"
 )
+
+// maxTries bounds the read-and-acquire rounds of one acquire that lose to
+// other writers of the lease blob's metadata.
+const maxTries = 32
 
 func asResponse(err error, re **azcore.ResponseError) bool { return errors.As(err, re) }
 
 func str(v string) *string { return &v }
 
-// Acquire creates the key's blob if missing, takes its lease, then bumps
-// the token counter and writes the lease blob's metadata under the lease.
+// Acquire takes the Azure lease of the key's blob with If-Match on the
+// ETag of a read of it (made first if the blob is missing), so that its
+// metadata is the one read; then it writes the new token into the
+// metadata under the lease (stamp). A key this store released last is
+// taken at once, on the ETag its release left, without the read.
 func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leasehold.Grant, error) {
 	if err := leasehold.CheckAcquire(req, s.Info()); err != nil {
 		return leasehold.Grant{}, err
@@ -28,99 +36,162 @@ func (s *Store) Acquire(ctx context.Context, req leasehold.AcquireRequest) (leas
 	if err := s.checkOpen("acquire"); err != nil {
 		return leasehold.Grant{}, err
 	}
+	obj := s.object(req.Key)
 	secs, err := durationOf(req.TTL)
 	if err != nil {
-		return leasehold.Grant{}, s.err("acquire", s.object(req.Key), err)
-	}
-	lb := s.leaseBlob(req.Key)
-	obj := s.object(req.Key)
-	p, err := props(ctx, lb)
-	if err != nil {
 		return leasehold.Grant{}, s.err("acquire", obj, err)
-	}
-	if p != nil {
-		if _, err := parseBlob(leaseName(req.Key), p, false); err != nil {
-			return leasehold.Grant{}, s.err("acquire", obj, err)
-		}
-	} else {
-		_, err := lb.Upload(ctx, nopCloser{}, &blockblob.UploadOptions{
-			Metadata:         map[string]*string{metaMark: str("1")},
-			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: ptr(azcore.ETagAny)}},
-		})
-		if err != nil && !hasCode(err, "BlobAlreadyExists") && status(err) != 412 && status(err) != 409 {
-			return leasehold.Grant{}, s.err("acquire", obj, err)
-		}
 	}
 	lc, id, err := s.leaser(req.Key, req.Owner)
 	if err != nil {
 		return leasehold.Grant{}, s.err("acquire", obj, err)
 	}
-	if _, err := lc.AcquireLease(ctx, secs, nil); err != nil {
-		if hasCode(err, "LeaseAlreadyPresent") {
-			h, _ := s.Holder(ctx, req.Key)
-			return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key, Label: h.Label, Token: h.Token}
+	if st, ok := s.rel.Take(leaseName(req.Key)); ok {
+		if g, done, err := s.acquireOn(ctx, req, lc, id, secs, st); done || err != nil {
+			return g, err
 		}
-		return leasehold.Grant{}, s.err("acquire", obj, err)
 	}
-	tok, err := s.stamp(ctx, req, id)
+	for range maxTries {
+		st, err := s.readOrCreate(ctx, req.Key)
+		if err != nil {
+			return leasehold.Grant{}, s.err("acquire", obj, err)
+		}
+		if st == nil {
+			continue // created by another acquirer meanwhile: read it
+		}
+		if g, done, err := s.acquireOn(ctx, req, lc, id, secs, *st); done || err != nil {
+			return g, err
+		}
+	}
+	// Every round lost to another writer: the key is busy.
+	return leasehold.Grant{}, &leasehold.HeldError{Key: req.Key}
+}
+
+// readOrCreate reads the key's lease blob, creating it when missing; nil
+// when another acquirer created it first.
+func (s *Store) readOrCreate(ctx context.Context, key string) (*blobState, error) {
+	lb := s.leaseBlob(key)
+	p, err := props(ctx, lb)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		st, err := parseBlob(leaseName(key), p, false)
+		return &st, err
+	}
+	r, err := lb.Upload(ctx, nopCloser{}, &blockblob.UploadOptions{
+		Metadata:         map[string]*string{metaMark: str("1")},
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: ptr(azcore.ETagAny)}},
+	})
+	switch {
+	case hasCode(err, "BlobAlreadyExists") || status(err) == 412 || status(err) == 409:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case r.ETag == nil || *r.ETag == "":
+		return nil, foreign(leaseName(key), "the server sent no ETag for it")
+	}
+	return &blobState{etag: *r.ETag}, nil
+}
+
+// acquireOn takes the lease with If-Match on st's ETag, then stamps the
+// token. done is false when the blob changed since st (the caller reads
+// it again).
+func (s *Store) acquireOn(ctx context.Context, req leasehold.AcquireRequest, lc *lease.BlobClient, id string, secs int32, st blobState) (g leasehold.Grant, done bool, err error) {
+	obj := s.object(req.Key)
+	r, err := lc.AcquireLease(ctx, secs, &lease.BlobAcquireOptions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &st.etag}})
+	switch {
+	case hasCode(err, "LeaseAlreadyPresent"):
+		h, _ := s.Holder(ctx, req.Key)
+		return g, true, &leasehold.HeldError{Key: req.Key, Label: h.Label, Token: h.Token}
+	case status(err) == 412 || status(err) == 404:
+		return g, false, nil
+	case err != nil:
+		return g, true, s.err("acquire", obj, err)
+	}
+	now, err := parseDate(leaseName(req.Key), r.Date)
+	var tok, ceiling uint64
+	var etag azcore.ETag
+	if err == nil {
+		st.date = maxTime(st.date, now) // the token's floor when the counter is raised
+		tok, ceiling, etag, err = s.stamp(ctx, req, id, st)
+	}
 	if err != nil {
 		// Never leak the lease: release it on a fresh context.
 		_, _ = lc.ReleaseLease(context.WithoutCancel(ctx), nil)
-		return leasehold.Grant{}, s.err("acquire", obj, err)
+		return g, true, s.err("acquire", obj, err)
 	}
-	return leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: tok, TTL: durationSecs(secs)}, nil
+	g = leasehold.Grant{Key: req.Key, Owner: req.Owner, Label: req.Label, Token: tok, TTL: durationSecs(secs)}
+	g.Private = newState(g, ceiling, etag)
+	return g, true, nil
 }
 
-// stamp bumps the counter blob and writes the lease blob's metadata under
-// lease id, both with If-Match on the etags read after the lease acquire.
-// The token is nextToken's: above both blobs' tokens and at least the
-// server's Date in µs; at 2^64-1 nothing is written and the error wraps
-// leasehold.ErrTokensExhausted (Acquire then releases the lease).
-func (s *Store) stamp(ctx context.Context, req leasehold.AcquireRequest, id string) (uint64, error) {
-	lb, cb := s.leaseBlob(req.Key), s.counterBlob(req.Key)
-	lp, err := props(ctx, lb)
-	if err != nil || lp == nil {
-		return 0, errors.Join(err, errors.New("lease blob vanished after the lease acquire"))
+// stamp writes the new token into the lease blob's metadata under lease
+// id, with If-Match on st's ETag (the blob as the lease was taken on it).
+// The token is the one after st's, and at least the server's Date in µs,
+// under st's ceiling; past it (or without one) the counter blob is raised
+// first (reserve). At 2^64-1 nothing is
+// written and the error wraps leasehold.ErrTokensExhausted (Acquire then
+// releases the lease). It returns the token, the ceiling and the new
+// ETag.
+func (s *Store) stamp(ctx context.Context, req leasehold.AcquireRequest, id string, st blobState) (tok, ceiling uint64, etag azcore.ETag, err error) {
+	tok, ok := objtoken.Next(st.token, st.ceiling, st.date)
+	ceiling = st.ceiling
+	if !ok {
+		if tok, ceiling, err = s.reserve(ctx, req.Key, st); err != nil {
+			return 0, 0, "", err
+		}
 	}
-	ls, err := parseBlob(leaseName(req.Key), lp, false)
+	t, c := strconv.FormatUint(tok, 10), strconv.FormatUint(ceiling, 10)
+	r, err := s.leaseBlob(req.Key).SetMetadata(ctx, map[string]*string{metaMark: str("1"), metaToken: &t, metaLabel: &req.Label, metaCeiling: &c}, &blob.SetMetadataOptions{
+		AccessConditions: &blob.AccessConditions{
+			LeaseAccessConditions:    &blob.LeaseAccessConditions{LeaseID: &id},
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &st.etag},
+		},
+	})
 	if err != nil {
-		return 0, err
+		return 0, 0, "", err
 	}
+	if r.ETag == nil || *r.ETag == "" {
+		return 0, 0, "", foreign(leaseName(req.Key), "the server sent no ETag for it")
+	}
+	return tok, ceiling, *r.ETag, nil
+}
+
+// reserve raises the key's counter blob, read now, and returns a new
+// token and the ceiling the counter now holds: the token is nextToken's,
+// above both blobs' tokens and at least the server's Date in µs; the
+// ceiling is objtoken.Step past it. The counter is written with If-Match on
+// the etag read (If-None-Match: * when it does not exist yet).
+func (s *Store) reserve(ctx context.Context, key string, ls blobState) (tok, ceiling uint64, err error) {
+	cb := s.counterBlob(key)
 	cp, err := props(ctx, cb)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var cs blobState
 	if cp != nil {
-		if cs, err = parseBlob(counterName(req.Key), cp, true); err != nil {
-			return 0, err
+		if cs, err = parseBlob(counterName(key), cp, true); err != nil {
+			return 0, 0, err
 		}
 	}
 	tok, ok := nextToken(ls.token, cs.token, maxTime(ls.date, cs.date))
 	if !ok {
-		return 0, fmt.Errorf("key %q: its token is at %d, the largest a token can be: %w", req.Key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)
+		return 0, 0, fmt.Errorf("key %q: its token is at %d, the largest a token can be: %w", key, uint64(math.MaxUint64), leasehold.ErrTokensExhausted)
 	}
-	t := strconv.FormatUint(tok, 10)
+	ceiling = objtoken.Ceiling(tok)
+	c := strconv.FormatUint(ceiling, 10)
+	meta := map[string]*string{metaMark: str("1"), metaToken: &c}
 	if cp == nil {
 		_, err = cb.Upload(ctx, nopCloser{}, &blockblob.UploadOptions{
-			Metadata:         map[string]*string{metaMark: str("1"), metaToken: &t},
+			Metadata:         meta,
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: ptr(azcore.ETagAny)}},
 		})
 	} else {
-		_, err = cb.SetMetadata(ctx, map[string]*string{metaMark: str("1"), metaToken: &t}, &blob.SetMetadataOptions{
+		_, err = cb.SetMetadata(ctx, meta, &blob.SetMetadataOptions{
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &cs.etag}},
 		})
 	}
-	if err != nil {
-		return 0, err
-	}
-	_, err = lb.SetMetadata(ctx, map[string]*string{metaMark: str("1"), metaToken: &t, metaLabel: &req.Label}, &blob.SetMetadataOptions{
-		AccessConditions: &blob.AccessConditions{
-			LeaseAccessConditions:    &blob.LeaseAccessConditions{LeaseID: &id},
-			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &ls.etag},
-		},
-	})
-	return tok, err
+	return tok, ceiling, err
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -128,105 +199,4 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// Renew renews the Azure lease (Azure renews a lapsed lease nobody took
-// since, keeping the token).
-func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, error) {
-	if err := leasehold.CheckRenew(g, s.Info()); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if err := s.checkOpen("renew"); err != nil {
-		return leasehold.Grant{}, err
-	}
-	if _, err := durationOf(g.TTL); err != nil {
-		return leasehold.Grant{}, s.err("renew", s.object(g.Key), err)
-	}
-	lc, etag, err := s.held(ctx, g)
-	if err == nil {
-		_, err = lc.RenewLease(ctx, &lease.BlobRenewOptions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: etag}})
-	}
-	if errors.Is(err, leasehold.ErrNotHeld) || notHeld(err) {
-		return leasehold.Grant{}, leasehold.ErrNotHeld
-	}
-	if err != nil {
-		return leasehold.Grant{}, s.err("renew", s.object(g.Key), err)
-	}
-	return g, nil
-}
-
-// Release releases the Azure lease.
-func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
-	if err := leasehold.CheckRelease(g); err != nil {
-		return err
-	}
-	if err := s.checkOpen("release"); err != nil {
-		return err
-	}
-	lc, etag, err := s.held(ctx, g)
-	if err == nil {
-		_, err = lc.ReleaseLease(ctx, &lease.BlobReleaseOptions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: etag}})
-	}
-	if errors.Is(err, leasehold.ErrNotHeld) || notHeld(err) {
-		return leasehold.ErrNotHeld
-	}
-	if err != nil {
-		return s.err("release", s.object(g.Key), err)
-	}
-	return nil
-}
-
-// Holder reads the lease state and the metadata. Azure does not say how
-// long a lease has left, so Remaining is 0 (unknown).
-func (s *Store) Holder(ctx context.Context, key string) (leasehold.Holder, error) {
-	if err := leasehold.CheckHolder(key); err != nil {
-		return leasehold.Holder{}, err
-	}
-	if err := s.checkOpen("holder"); err != nil {
-		return leasehold.Holder{}, err
-	}
-	lb := s.leaseBlob(key)
-	p, err := props(ctx, lb)
-	if err != nil {
-		return leasehold.Holder{}, s.err("holder", s.object(key), err)
-	}
-	if p == nil {
-		return leasehold.Holder{}, leasehold.ErrNotHeld
-	}
-	st, err := parseBlob(leaseName(key), p, false)
-	if err != nil {
-		return leasehold.Holder{}, s.err("holder", s.object(key), err)
-	}
-	if !st.leased {
-		return leasehold.Holder{}, leasehold.ErrNotHeld
-	}
-	return leasehold.Holder{Key: key, Label: st.label, Token: st.token}, nil
-}
-
-// held checks that g's token is the one in the lease blob's metadata and
-// returns g's lease client and the etag read; the lease operation that
-// follows is conditional on that etag, so a later acquire (which rewrites
-// the metadata) makes it fail.
-func (s *Store) held(ctx context.Context, g leasehold.Grant) (*lease.BlobClient, *azcore.ETag, error) {
-	p, err := props(ctx, s.leaseBlob(g.Key))
-	if err != nil {
-		return nil, nil, err
-	}
-	if p == nil {
-		return nil, nil, leasehold.ErrNotHeld
-	}
-	st, err := parseBlob(leaseName(g.Key), p, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	if st.token != g.Token {
-		return nil, nil, leasehold.ErrNotHeld
-	}
-	lc, _, err := s.leaser(g.Key, g.Owner)
-	return lc, &st.etag, err
-}
-
-func notHeld(err error) bool {
-	st := status(err)
-	return st == 409 || st == 412
 }

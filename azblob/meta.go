@@ -26,11 +26,12 @@ var (
 
 // blobState is what a read of one of the store's blobs found, checked.
 type blobState struct {
-	token  uint64 // 0: a lease blob that no acquire has stamped yet
-	label  string
-	leased bool // the lease state is "leased"
-	etag   azcore.ETag
-	date   time.Time // the server's, from the response's Date header
+	token   uint64 // 0: a lease blob that no acquire has stamped yet
+	ceiling uint64 // a value the counter was raised to, at or above token; 0: unknown
+	label   string
+	leased  bool // the lease state is "leased"
+	etag    azcore.ETag
+	date    time.Time // the server's, from the response's Date header
 }
 
 // foreign is the error for a value read back from blob name that is not
@@ -55,6 +56,9 @@ func parseBlob(name string, p *blob.GetPropertiesResponse, counter bool) (blobSt
 		return blobState{}, err
 	}
 	st := blobState{token: tok, label: label}
+	if st.ceiling, err = parseCeiling(name, p.Metadata, tok, counter); err != nil {
+		return blobState{}, err
+	}
 	if p.ETag == nil || *p.ETag == "" {
 		return blobState{}, foreign(name, "the server sent no ETag for it")
 	}
@@ -105,6 +109,32 @@ func parseMeta(name string, m map[string]*string, counter bool) (tok uint64, lab
 		return 0, "", foreign(name, "a %q without a %q", metaLabel, metaToken)
 	}
 	return tok, label, nil
+}
+
+// parseCeiling checks the "ceiling" metadata of blob name, whose token is
+// tok: a token (parseToken) at or above tok, only on a lease blob with a
+// token; 0 when there is none. parseMeta has refused names given twice.
+func parseCeiling(name string, m map[string]*string, tok uint64, counter bool) (uint64, error) {
+	var v *string
+	for k, kv := range m {
+		if strings.EqualFold(k, metaCeiling) {
+			v = kv
+		}
+	}
+	switch {
+	case v == nil:
+		return 0, nil
+	case counter || tok == 0:
+		return 0, foreign(name, "a %q on a counter blob or without a %q", metaCeiling, metaToken)
+	}
+	c, err := parseToken(name, *v)
+	if err != nil {
+		return 0, err
+	}
+	if c < tok {
+		return 0, foreign(name, "ceiling %d is below its token %d", c, tok)
+	}
+	return c, nil
 }
 
 // parseToken parses a token's metadata value of blob name.

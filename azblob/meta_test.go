@@ -136,3 +136,35 @@ func TestNextToken(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCeiling(t *testing.T) {
+	for _, c := range []struct {
+		what    string
+		m       map[string]*string
+		tok     uint64
+		counter bool
+		want    uint64
+		reason  string // "" when accepted
+	}{
+		{"none", map[string]*string{}, 5, false, 0, ""},
+		{"above the token", map[string]*string{"ceiling": ptr("1005")}, 5, false, 1005, ""},
+		{"at the token", map[string]*string{"Ceiling": ptr("5")}, 5, false, 5, ""},
+		{"below the token", map[string]*string{"ceiling": ptr("4")}, 5, false, 0, "below its token"},
+		{"on a counter", map[string]*string{"ceiling": ptr("9")}, 5, true, 0, "counter blob"},
+		{"without a token", map[string]*string{"ceiling": ptr("9")}, 0, false, 0, "without"},
+		{"not a number", map[string]*string{"ceiling": ptr("x")}, 5, false, 0, "not a decimal"},
+		{"leading zeros", map[string]*string{"ceiling": ptr("0009")}, 5, false, 0, "not written as the store writes it"},
+	} {
+		got, err := parseCeiling("keys/k", c.m, c.tok, c.counter)
+		if c.reason == "" {
+			if err != nil || got != c.want {
+				t.Errorf("%s: %d, %v; want %d", c.what, got, err, c.want)
+			}
+			continue
+		}
+		var fe *leasehold.ForeignRecordError
+		if !errors.As(err, &fe) || fe.Object != "keys/k" || !strings.Contains(fe.Reason, c.reason) {
+			t.Errorf("%s: %v; want a ForeignRecordError on keys/k naming %q", c.what, err, c.reason)
+		}
+	}
+}

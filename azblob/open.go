@@ -174,10 +174,18 @@ func firstOf(a, b string) string {
 	return b
 }
 
+// maxIdlePerHost is how many idle connections to the blob endpoint the
+// store's transport keeps: Go's default, 2, makes every request past the
+// second in flight dial a connection and drop it after.
+const maxIdlePerHost = 128
+
 // options gives a client its own HTTP transport, which the store's Close
-// closes the idle connections of.
+// closes the idle connections of, keeping up to maxIdlePerHost idle
+// connections to the endpoint for the next requests.
 func options() (*container.ClientOptions, *http.Transport) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = maxIdlePerHost
+	tr.MaxIdleConns = max(tr.MaxIdleConns, maxIdlePerHost)
 	return &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}}, tr
 }
 

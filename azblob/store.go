@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/objtoken"
 )
 
 // Name is the store's name in errors and Info.
@@ -32,6 +33,10 @@ const (
 	metaMark  = "leasehold" // "1" on every blob the store writes
 	metaToken = "token"
 	metaLabel = "label"
+	// metaCeiling, on a lease blob, is a value the counter blob was
+	// raised to (it is at or above it): tokens up to it are granted
+	// without raising the counter again.
+	metaCeiling = "ceiling"
 )
 
 // Store is a leasehold store on one Azure Blob container.
@@ -39,7 +44,8 @@ type Store struct {
 	cc     *container.Client
 	name   string
 	tr     *http.Transport
-	closed atomic.Bool // after Close, every call fails with ErrClosed
+	rel    objtoken.Released[blobState] // the lease blobs this store released: the next acquire takes the lease at once
+	closed atomic.Bool                  // after Close, every call fails with ErrClosed
 }
 
 // New returns a store on the container cc. Call Migrate once to create
@@ -67,7 +73,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // Info describes the store.
 func (s *Store) Info() leasehold.Info {
 	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, PortableGrants: true,
-		TokenCaveat: "tokens are max(previous + 1, the server's Date in µs); they repeat only if someone deletes both the lease and the counter blob within the second of the key's last grant, or the server's clock steps back and both are deleted"}
+		TokenCaveat: "tokens are max(previous + 1, the server's Date in µs); they repeat only if someone deletes both the lease and the counter blob within the second of the key's last grant (two seconds, after someone deleted the lease blob alone), or the server's clock steps back and both are deleted"}
 }
 
 // Close closes the idle connections of a store opened by this package's

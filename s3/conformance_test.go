@@ -61,6 +61,7 @@ func TestVersity(t *testing.T) {
 	t.Run("unsafe_servers_refused", func(t *testing.T) { testUnsafe(t, v) })
 	t.Run("lost_replies", func(t *testing.T) { testLostReplies(t, v) })
 	t.Run("migrate_creates_the_bucket", func(t *testing.T) { testMigrate(t, v) })
+	t.Run("calls", func(t *testing.T) { testCalls(t, v) })
 }
 
 func acquire(t testing.TB, s leasehold.Store, key string) leasehold.Grant {

@@ -9,10 +9,18 @@
 // conditional PUT:
 //
 //   - acquire reads the lease object; if it is absent, a tombstone, or
-//     expired by the server's clock, it raises the counter (If-Match on the
-//     counter's ETag, If-None-Match: * when there is none), then writes the
-//     lease with If-None-Match: * (absent) or If-Match on the ETag it read,
-//     so that of racing acquirers exactly one write lands;
+//     expired by the server's clock, it writes the lease with
+//     If-None-Match: * (absent) or If-Match on the ETag it read, so that of
+//     racing acquirers exactly one write lands. The token is max(the
+//     lease object's token + 1, the server's Date in µs), under the
+//     ceiling the object carries (a value the counter was raised to);
+//     past it, or without one, the acquire first raises the counter
+//     (If-Match on the counter's ETag, If-None-Match: * when there is
+//     none) to a second's worth of µs past the new token, the
+//     lease's new ceiling. A key this store released last is written at
+//     once, with If-Match on the ETag its release left, without the read
+//     (a write refused because the object changed falls back to the
+//     read): an acquire+release cycle is then two PUTs;
 //   - renew rewrites the lease with If-Match on the ETag of the grant's
 //     last write (or of a read that shows the grant's owner and token);
 //   - release overwrites the lease with a tombstone that keeps its token,
@@ -29,8 +37,8 @@
 //	| whose clock ends a lease          | the server's: a lease ends TTL after the whole second of its last write (Last-Modified) plus one second, and an acquirer judges it by the Date header of its own read; the client's clock is never used |
 //	| TTLs                              | 1 s to 24 h; the server holds a lease up to 2 s longer than its TTL (HTTP dates are whole seconds), and a server whose Date header lags its clock (versitygw: up to a second) lets the next owner in that much later still |
 //	| what a paused holder can still do | nothing once its lease expired and another owner took it: renew and release are PUTs with If-Match on an ETag the takeover changed; an expired lease that nobody took is renewed, keeping its token |
-//	| where the token lives             | in the lease object (also in its tombstone) and in the counter object, which acquires raise before they write the lease and which the store never deletes |
-//	| why it cannot go backwards        | a new token is max(lease token + 1, counter + 1, the server's Date in µs); the lease object's write is conditional on the version read, and the counter only grows (If-Match), so deleting the lease object (someone else's doing) cannot restart it; deleting both objects can only repeat a token within the same second as the key's last grant (the clock floor), or if the server's clock also steps back |
+//	| where the token lives             | in the lease object (also in its tombstone), with a ceiling, and in the counter object, at or above that ceiling, which an acquire raises before it writes a token past the ceiling (about once a second while the key is busy) and which the store never deletes |
+//	| why it cannot go backwards        | a new token is max(lease token + 1, the server's Date in µs) while that is under the lease's ceiling, else max(lease token + 1, counter + 1, the server's Date in µs); the lease object's write is conditional on the version read, and the counter only grows (If-Match) and is at or above every token granted, so deleting the lease object (someone else's doing) cannot restart it; deleting both objects can only repeat a token within the second of the key's last grant (the clock floor; two seconds after someone deleted the lease object alone, since a token taken from the counter runs up to a second ahead), or if the server's clock also steps back |
 //	| failed acquire                    | a token reserved in the counter by an acquire that lost its lease write is skipped, never reused |
 //	| token at 2^64-1                   | a lease object or counter at the largest token (planted or corrupted) is refused with an error wrapping [leasehold.ErrTokensExhausted]; nothing is written and nothing held |
 //
@@ -66,7 +74,8 @@
 // JSON body (at most 16 KiB, no unknown fields or trailing data; format
 // 1, the key, a kind that belongs at that name, a token from 1, a write
 // id of 16 hex digits; a lease's owner of 32 hex digits and ttl_ms within
-// MinTTL to MaxTTL; no owner, label or ttl_ms on a tombstone or counter),
+// MinTTL to MaxTTL; no owner, label or ttl_ms on a tombstone or counter;
+// a ceiling at or above the token, none on a counter),
 // the ETag, Last-Modified (from the year 2000 on and at most a day after
 // the server's Date) and the Date header (from 2000 on). Anything else is
 // refused with a [*leasehold.ForeignRecordError] naming the object, inside

@@ -27,7 +27,8 @@ func wantRefusal(t *testing.T, err error, name string) {
 // store uses. Whatever is accepted is in range, so that the expiry and
 // token arithmetic on it cannot overflow (held exactly while time is
 // left, at most the TTL left, the next token above it or exhausted), and
-// re-encodes to the same record; whatever is refused is a
+// re-encodes to the same record, and a ceiling is at or above the token
+// and never on a counter; whatever is refused is a
 // ForeignRecordError naming the object.
 func FuzzParseObject(f *testing.F) {
 	f.Add([]byte(leaseJSON(`,"token":7,"label":"x","ttl_ms":15000`)), true, "Thu, 26 Nov 2026 22:50:00 GMT", int64(1795733399))
@@ -36,6 +37,8 @@ func FuzzParseObject(f *testing.F) {
 	f.Add([]byte(`{"leasehold":1,"kind":"released","key":"k","token":3,"write":"`+testWrite+`"}`), true, "Thu, 26 Nov 2026 22:50:00 GMT", int64(0))
 	f.Add([]byte(`{"leasehold":1,"kind":"counter","key":"k","token":18446744073709551615,"write":"`+testWrite+`"}`), false, "Thu, 26 Nov 2026 22:50:00 GMT", int64(1795733400))
 	f.Add([]byte("not ours"), false, "yesterday", int64(-1))
+	f.Add([]byte(leaseJSON(`,"token":7,"ttl_ms":15000,"ceiling":1007`)), true, "Thu, 26 Nov 2026 22:50:00 GMT", int64(1795733399))
+	f.Add([]byte(leaseJSON(`,"token":7,"ttl_ms":15000,"ceiling":6`)), true, "Thu, 26 Nov 2026 22:50:00 GMT", int64(1795733399))
 	f.Fuzz(func(t *testing.T, body []byte, lease bool, date string, lmSec int64) {
 		const name = "lh/keys/k"
 		kinds := []string{kindCounter}
@@ -46,6 +49,9 @@ func FuzzParseObject(f *testing.F) {
 		if err != nil {
 			wantRefusal(t, err, name)
 		} else {
+			if rec.Ceiling != 0 && (rec.Ceiling < rec.Token || rec.Kind == kindCounter) {
+				t.Fatalf("accepted ceiling %d on a %s record with token %d", rec.Ceiling, rec.Kind, rec.Token)
+			}
 			back, err := parseRecord(name, "k", rec.encode(), kinds...)
 			if err != nil || back != rec {
 				t.Fatalf("%+v re-encoded reads back as %+v, %v", rec, back, err)

@@ -68,6 +68,13 @@ func condOf(o *object) cond {
 // (which it stores in *rec, so that the caller can recognise its own write
 // when the answer is lost); it returns the new ETag.
 func (s *Store) write(ctx context.Context, name string, rec *record, c cond) (string, error) {
+	etag, _, err := s.writeDated(ctx, name, rec, c)
+	return etag, err
+}
+
+// writeDated is write, also returning the server's Date of the answer
+// (the zero time when it has none or one that serverDate refuses).
+func (s *Store) writeDated(ctx context.Context, name string, rec *record, c cond) (string, time.Time, error) {
 	rec.Write = nonce()
 	in := &awss3.PutObjectInput{
 		Bucket: &s.bucket, Key: &name, Body: bytes.NewReader(rec.encode()),
@@ -80,9 +87,10 @@ func (s *Store) write(ctx context.Context, name string, rec *record, c cond) (st
 	}
 	out, err := s.c.PutObject(ctx, in)
 	if err != nil {
-		return "", err
+		return "", time.Time{}, err
 	}
-	return aws.ToString(out.ETag), nil
+	date, _ := serverDate(name, rawHeader(out.ResultMetadata))
+	return aws.ToString(out.ETag), date, nil
 }
 
 // conflict reports a write refused by its precondition: 412, or 409 (S3's

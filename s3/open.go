@@ -148,6 +148,10 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
+// maxIdlePerHost is how many idle connections to the endpoint the
+// store's transport keeps for the next requests.
+const maxIdlePerHost = 128
+
 // client builds the S3 client a URL says, on an HTTP transport of its own
 // (which the store's Close closes): a copy of the SDK's, which the shared
 // configuration may have given a CA bundle (AWS_CA_BUNDLE).
@@ -167,6 +171,10 @@ func (c urlConfig) client(ctx context.Context) (*awss3.Client, *http.Transport, 
 	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
 		tr = bc.GetTransport()
 	}
+	// Keep a connection for each request in flight (the SDK's transport
+	// keeps 10 per host: the 11th request in flight at once dials anew).
+	tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, maxIdlePerHost)
+	tr.MaxIdleConns = max(tr.MaxIdleConns, maxIdlePerHost)
 	cfg.HTTPClient = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion

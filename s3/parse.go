@@ -97,6 +97,10 @@ func checkRecord(r record, key string, kinds []string) string {
 		return fmt.Sprintf("ttl_ms %d is outside the store's TTLs, %d to %d", r.TTLms, minTTLms, maxTTLms)
 	case r.Kind != kindLease && (r.Owner != "" || r.Label != "" || r.TTLms != 0):
 		return fmt.Sprintf("a %s record with an owner, a label or a ttl_ms", r.Kind)
+	case r.Kind == kindCounter && r.Ceiling != 0:
+		return "a counter record with a ceiling"
+	case r.Ceiling != 0 && r.Ceiling < r.Token:
+		return fmt.Sprintf("ceiling %d is below its token %d", r.Ceiling, r.Token)
 	}
 	return ""
 }

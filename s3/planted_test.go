@@ -107,10 +107,15 @@ func testPlanted(t *testing.T, v *testserver.Versity) {
 		{"lease without owner", "lease", strings.Replace(lease("15000", "5"), `"owner":"`+plantOwner+`",`, "", 1), "owner"},
 		{"counter with a ttl", "counter", `{"leasehold":1,"kind":"counter","key":"k","token":5,"ttl_ms":15000,"write":"` + plantWrite + `"}`, "ttl_ms"},
 		{"counter token 0", "counter", counterBody("k", 0), "token"},
+		{"ceiling below the token", "lease", strings.Replace(lease("15000", "5"), `"write"`, `"ceiling":4,"write"`, 1), "ceiling"},
+		{"counter with a ceiling", "counter", `{"leasehold":1,"kind":"counter","key":"k","token":5,"ceiling":9,"write":"` + plantWrite + `"}`, "ceiling"},
 		{"counter token a string", "counter", `{"leasehold":1,"kind":"counter","key":"k","token":"9","write":"` + plantWrite + `"}`, "token"},
 	} {
 		name := s.LeaseObject("k")
 		if c.obj == "counter" {
+			// Without the lease object (its ceiling would cover the next
+			// token) the acquire reads the counter.
+			del(t, s, name)
 			name = s.CounterObject("k")
 		}
 		put(t, s, name, c.body)

@@ -31,6 +31,10 @@ type record struct {
 	Token     uint64 `json:"token"`
 	Label     string `json:"label,omitempty"`
 	TTLms     int64  `json:"ttl_ms,omitempty"`
+	// Ceiling, on a lease or a tombstone, is a value the counter object
+	// was raised to (it is at or above it): tokens up to it can be granted
+	// without raising the counter again. 0: unknown.
+	Ceiling uint64 `json:"ceiling,omitempty"`
 	// Write is random for every write, so that every write has a new
 	// ETag even where the ETag is the MD5 of the body: a renewal must not
 	// leave the ETag a rival read before it, or the rival's If-Match

@@ -10,6 +10,7 @@ import (
 
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/objtoken"
 )
 
 // Name is the store's name in errors and Info.
@@ -43,8 +44,9 @@ type Store struct {
 	c      *awss3.Client
 	bucket string
 	prefix string
-	tr     *http.Transport // closed by Close when the store made the client
-	closed atomic.Bool     // after Close, every call fails with ErrClosed
+	tr     *http.Transport                   // closed by Close when the store made the client
+	rel    objtoken.Released[releasedObject] // the lease objects this store released: the next acquire writes at once
+	closed atomic.Bool                       // after Close, every call fails with ErrClosed
 }
 
 // New returns a store on bucket, reached through c, after probing the
@@ -68,7 +70,7 @@ func New(ctx context.Context, c *awss3.Client, bucket string, o *Options) (*Stor
 // Info describes the store.
 func (s *Store) Info() leasehold.Info {
 	return leasehold.Info{Name: Name, MinTTL: MinTTL, MaxTTL: MaxTTL, SafeTokens: true, PortableGrants: true,
-		TokenCaveat: "tokens are max(previous + 1, the server's Date in µs); they repeat only if someone deletes both the lease and the counter object within the second of the key's last grant, or the server's clock steps back and both are deleted"}
+		TokenCaveat: "tokens are max(previous + 1, the server's Date in µs); they repeat only if someone deletes both the lease and the counter object within the second of the key's last grant (two seconds, after someone deleted the lease object alone), or the server's clock steps back and both are deleted"}
 }
 
 // Close closes the idle connections of a store opened by OpenURL (its

@@ -44,15 +44,7 @@ func impls(b *testing.B) []benchcycle.Impl {
 // it. A lease already present is benchcycle.ErrHeld.
 func raw(cc *container.Client) func(*testing.B, string, bool) (benchcycle.Cycle, func()) {
 	return func(b *testing.B, key string, _ bool) (benchcycle.Cycle, func()) {
-		bb := cc.NewBlockBlobClient("peers/" + key)
-		if _, err := bb.UploadBuffer(context.Background(), nil, &blockblob.UploadBufferOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		id := newLeaseID()
-		lb, err := lease.NewBlobClient(bb, &lease.BlobClientOptions{LeaseID: &id})
-		if err != nil {
-			b.Fatal(err)
-		}
+		_, lb, _ := peerBlob(b, cc, key)
 		return func(ctx context.Context) error {
 			if _, err := lb.AcquireLease(ctx, int32(ttl/time.Second), nil); err != nil {
 				if isCode(err, "LeaseAlreadyPresent") {
@@ -64,6 +56,22 @@ func raw(cc *container.Client) func(*testing.B, string, bool) (benchcycle.Cycle,
 			return err
 		}, nil
 	}
+}
+
+// peerBlob makes the blob peers/key, for the loops written with the SDK
+// alone, and returns it, a lease client on it and the client's (random)
+// lease id.
+func peerBlob(b *testing.B, cc *container.Client, key string) (*blockblob.Client, *lease.BlobClient, string) {
+	bb := cc.NewBlockBlobClient("peers/" + key)
+	if _, err := bb.UploadBuffer(context.Background(), nil, &blockblob.UploadBufferOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	id := newLeaseID()
+	lb, err := lease.NewBlobClient(bb, &lease.BlobClientOptions{LeaseID: &id})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bb, lb, id
 }
 
 func isCode(err error, code string) bool {
