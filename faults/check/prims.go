@@ -80,7 +80,12 @@ type PrimResult struct {
 
 // PrimHolds pairs the holders' EvAcquired and EvReleased into holds. A hold
 // whose holder was killed before releasing ends at the kill: its F3 fault
-// event's end (Target the holder) or the run's EvEndKill, or at end.
+// event's start (Target the holder: the SIGKILL is sent then, and the
+// holder runs no more of its code; a store whose grants end with the
+// holder's connection, as PostgreSQL's advisory locks do, may free the slot
+// before the harness has seen the process die, which is the F3 event's
+// end), or the run's EvEndKill, or at end. The concurrent-holders check of
+// the other workloads ends a killed holder's holds at the same moment.
 func PrimHolds(evs []history.Event, end int64) []PrimHold {
 	type id struct {
 		src, key string
@@ -90,7 +95,7 @@ func PrimHolds(evs []history.Event, end int64) []PrimHold {
 	var holds []*PrimHold
 	killedAt := func(src string) int64 {
 		for _, e := range evs {
-			if (e.Kind == history.EvFault && e.Fault == F3 && e.Phase == "off" && e.Target == src) ||
+			if (e.Kind == history.EvFault && e.Fault == F3 && e.Phase == "on" && e.Target == src) ||
 				(e.Kind == history.EvEndKill && slices.Contains(strings.Split(e.Target, ","), src)) {
 				return e.T
 			}
