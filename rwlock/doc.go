@@ -110,7 +110,8 @@
 // holder pauses and kills and store faults; never a reader with a writer,
 // 0 stale writes admitted, writers get in; its mutation, writers that
 // ignore readers, is caught) runs in ./scripts/faults --short on sqlite
-// and redis; by hand `faults prims -store redis -workload W9`.
+// and redis; by hand `faults prims -store redis -workload W9`; docs/safety.md
+// has its long rows on all sixteen store rows (faults suite -prims-only).
 //
 // Performance (issue 29, no goal): `leasehold bench --prims --store URL`
 // times a read cycle (RLock+Release) and a write cycle (Lock+Release),

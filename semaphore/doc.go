@@ -74,7 +74,8 @@
 //     its mutation (N+1 slots, fence off) is caught. In
 //     ./scripts/faults --short on sqlite and redis (-prim-stores), e.g.
 //     cd faults && go build -o /tmp/faults ./cmd/faults &&
-//     /tmp/faults prims -store redis -workload W8
+//     /tmp/faults prims -store redis -workload W8; docs/safety.md has
+//     its long rows on all sixteen store rows (faults suite -prims-only)
 //   - Performance (issue 29 "Performance"): `leasehold bench --prims
 //     --store URL` (bench.Prims) times Acquire+Release of a semaphore of 10
 //     slots, none held and 9 held by another client, against a plain lease
@@ -106,6 +107,4 @@
 //   - Each slot tried is one Client.Acquire, so an Observer sees a held
 //     acquire per busy slot met; a semaphore-level event would be clearer.
 //   - No --allow-unsafe-tokens flag for run --slots (Redlock is refused).
-//   - W8 in a long fault run on more stores (docs/safety.md has the short
-//     runs' rows until then).
 package semaphore
