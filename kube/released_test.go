@@ -133,7 +133,21 @@ func testReleaseIsUpdate(t *testing.T, k *testserver.Kube) {
 		t.Fatal(err)
 	}
 	releaseCounted(g2, [3]int64{1, 2, 0}, "after another write (a refused update, a read, an update)")
-	if g3 := acquire(t, a, key, time.Minute); g3.Token <= g2.Token {
+	g3 := acquire(t, a, key, time.Minute)
+	if g3.Token <= g2.Token {
 		t.Fatalf("token %d after a release, not above %d", g3.Token, g2.Token)
+	}
+	// A grant rebuilt from key, owner and token, as `leasehold release`
+	// makes it in a process of its own: no TTL and no memory of the Lease.
+	// The release reads, then updates, keeping the Lease's duration (the
+	// apiserver refuses a leaseDurationSeconds of 0).
+	rebuilt := leasehold.Grant{Key: g3.Key, Owner: g3.Owner, Token: g3.Token}
+	releaseCounted(rebuilt, [3]int64{1, 1, 0}, "of a grant rebuilt from key, owner and token")
+	l, err := leases.Leases("tokens").Get(ctxT(t), kube.LeaseName(key), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Spec.LeaseDurationSeconds; d == nil || *d != 60 {
+		t.Fatalf("released by a rebuilt grant: leaseDurationSeconds %v, want the grant's 60 kept", d)
 	}
 }

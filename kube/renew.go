@@ -60,13 +60,13 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 	}
 	st, _ := stateOf(g)
 	l, err := s.rewrite(ctx, g, func(ctx context.Context, name, rv, write string, cur *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-		var transitions *int32
+		var transitions, secs *int32
 		if cur != nil {
-			transitions = cur.Spec.LeaseTransitions
+			transitions, secs = cur.Spec.LeaseTransitions, cur.Spec.LeaseDurationSeconds
 		} else if st != nil {
 			transitions = st.transitions
 		}
-		return s.leases.Update(ctx, releasedObject(name, g, rv, write, transitions), metav1.UpdateOptions{})
+		return s.leases.Update(ctx, releasedObject(name, g, rv, write, transitions, secs), metav1.UpdateOptions{})
 	})
 	if err == nil {
 		st.remember("") // a released grant's next call reads first
@@ -78,10 +78,16 @@ func (s *Store) Release(ctx context.Context, g leasehold.Grant) error {
 // releasedObject returns g's Lease name released, to be written on
 // resourceVersion rv: the record released with g's token and write id
 // write, no holder and no times (as client-go's raw free leaves a Lease),
-// the duration of g's TTL in whole seconds, and leaseTransitions as given.
-func releasedObject(name string, g leasehold.Grant, rv, write string, transitions *int32) *coordinationv1.Lease {
+// leaseTransitions as given, and the duration given (the Lease as a read
+// showed it), else that of g's TTL in whole seconds, at least 1 (the
+// apiserver refuses 0, and a grant rebuilt from key, owner and token, as
+// `leasehold release` makes it in a process of its own, has no TTL).
+func releasedObject(name string, g leasehold.Grant, rv, write string, transitions, duration *int32) *coordinationv1.Lease {
 	r := record{Key: g.Key, Token: g.Token, Write: write}
-	secs := int32((g.TTL + time.Second - 1) / time.Second)
+	secs := max(int32((g.TTL+time.Second-1)/time.Second), 1)
+	if duration != nil && *duration > 0 {
+		secs = *duration
+	}
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv,
 			Labels: map[string]string{labelOwner: labelValue}, Annotations: r.annotations()},
