@@ -35,7 +35,10 @@ func (s *lateStore) Acquire(ctx context.Context, req leasehold.AcquireRequest) (
 }
 
 // TestStallLateGrant: a grant that arrives after the client's deadline is
-// a lost lease the writer tries again after, not the end of the workload.
+// not the end of the workload. The writers' waiting Acquire drops such a
+// grant and waits on (the Client's late-grant handling, late.go in the
+// root module); a single try would return it as a LostError, which the
+// writer tries again after (TestRetryable).
 func TestStallLateGrant(t *testing.T) {
 	var first atomic.Bool
 	first.Store(true)
@@ -57,8 +60,8 @@ func TestStallLateGrant(t *testing.T) {
 	if first.Load() {
 		t.Fatal("no grant was delayed: the test proves nothing")
 	}
-	if r.AcquireRetries == 0 || r.Landed == 0 {
-		t.Errorf("want the late grant retried and writes landed: %s", report.StallSummary(r))
+	if r.Landed == 0 {
+		t.Errorf("want writes landed after the late grant: %s", report.StallSummary(r))
 	}
 }
 
