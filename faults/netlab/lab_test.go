@@ -187,9 +187,9 @@ func TestCloseLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{lab.Namespace(0), lab.Namespace(1)}
-	var ids []string
+	var ids []nsRef
 	for _, ns := range names {
-		id, err := netnsID(filepath.Join("/var/run/netns", ns))
+		id, err := netnsRef(filepath.Join("/var/run/netns", ns))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,9 +294,9 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	// machine: the member's handle is a mount in the run's own mount
 	// namespace, reached through its root (with /var/run's link resolved
 	// here: an absolute link would leave that root).
-	runNS, err1 := netnsID(fmt.Sprintf("/proc/%d/ns/net", pid))
+	runNS, err1 := netnsRef(fmt.Sprintf("/proc/%d/ns/net", pid))
 	dir, _ := filepath.EvalSymlinks("/var/run")
-	memberNS, err2 := netnsID(fmt.Sprintf("/proc/%d/root%s/netns/%s", pid, dir, ns))
+	memberNS, err2 := netnsRef(fmt.Sprintf("/proc/%d/root%s/netns/%s", pid, dir, ns))
 	if err1 != nil || err2 != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
