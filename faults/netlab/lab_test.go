@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ const roleEnv = "NETLAB_TEST_ROLE"
 const limitEnv = "NETLAB_TEST_LIMIT"
 
 func TestMain(m *testing.M) {
+	// The main goroutine keeps the main thread, so that no goroutine that
+	// enters another network namespace (netnsCookie) ever runs on it.
+	runtime.LockOSThread()
 	switch os.Getenv(roleEnv) {
 	case "lab":
 		labThenWait()

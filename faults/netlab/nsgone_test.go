@@ -52,9 +52,13 @@ func netnsID(path string) (string, error) {
 }
 
 // netnsCookie reads the cookie of the namespace behind a handle: a thread
-// of its own joins the namespace and asks a socket made there. The thread
-// stays locked to its goroutine, so it exits with it and no other
-// goroutine ever runs in that namespace.
+// locked to a goroutine of its own joins the namespace, asks a socket made
+// there, and goes back. Should it fail to go back, the thread stays locked
+// and exits with the goroutine, so no other goroutine ever runs in that
+// namespace. The thread is never the process's main one (TestMain keeps
+// that for itself): a main thread left locked is kept, not ended, and
+// /proc/PID/ns/net, which names the main thread's namespace, would then
+// show the test itself holding the namespace.
 func netnsCookie(path string) (uint64, error) {
 	type result struct {
 		cookie uint64
@@ -63,7 +67,10 @@ func netnsCookie(path string) (uint64, error) {
 	ch := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread()
-		c, err := cookieHere(path)
+		c, back, err := cookieHere(path)
+		if back {
+			runtime.UnlockOSThread()
+		}
 		ch <- result{c, err}
 	}()
 	r := <-ch
@@ -71,16 +78,30 @@ func netnsCookie(path string) (uint64, error) {
 }
 
 // cookieHere moves the calling (locked) thread into the namespace behind
-// path and returns that namespace's cookie.
-func cookieHere(path string) (uint64, error) {
+// path and returns that namespace's cookie, and whether the thread is back
+// in its own namespace.
+func cookieHere(path string) (cookie uint64, back bool, err error) {
+	own, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return 0, true, err
+	}
+	defer own.Close()
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	defer f.Close()
 	if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-		return 0, fmt.Errorf("setns %s: %w", path, err)
+		return 0, true, fmt.Errorf("setns %s: %w", path, err)
 	}
+	defer func() { back = unix.Setns(int(own.Fd()), unix.CLONE_NEWNET) == nil }()
+	cookie, err = socketCookie(path)
+	return cookie, false, err
+}
+
+// socketCookie is the cookie of the calling thread's network namespace,
+// which handle path named.
+func socketCookie(path string) (uint64, error) {
 	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("a socket in %s: %w", path, err)
