@@ -86,6 +86,7 @@ func TestKube(t *testing.T) {
 	t.Run("holder_wall_clock_not_trusted", func(t *testing.T) { testClocks(t, k) })
 	t.Run("released_lease_written_at_once", func(t *testing.T) { testReleasedWritesAtOnce(t, k) })
 	t.Run("release_is_an_update", func(t *testing.T) { testReleaseIsUpdate(t, k) })
+	t.Run("writes_untracked", func(t *testing.T) { testWritesUntracked(t, k) })
 	t.Run("tokens_across_etcd_restart", func(t *testing.T) { testEtcdRestart(t, k) })
 }
 

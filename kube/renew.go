@@ -30,7 +30,8 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 	secs := int64((g.TTL + time.Second - 1) / time.Second)
 	_, err := s.rewrite(ctx, g, func(ctx context.Context, name, rv, write string, _ *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 		body, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]any{annTTL: ms, annWrite: write}},
+			"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]any{annTTL: ms, annWrite: write},
+				"managedFields": untracked()},
 			"spec":     map[string]any{"renewTime": metav1.NewMicroTime(time.Now()), "leaseDurationSeconds": secs},
 		})
 		if err != nil {
@@ -90,7 +91,7 @@ func releasedObject(name string, g leasehold.Grant, rv, write string, transition
 	}
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv,
-			Labels: map[string]string{labelOwner: labelValue}, Annotations: r.annotations()},
+			Labels: map[string]string{labelOwner: labelValue}, Annotations: r.annotations(), ManagedFields: untracked()},
 		Spec: coordinationv1.LeaseSpec{LeaseDurationSeconds: &secs, LeaseTransitions: transitions},
 	}
 }
