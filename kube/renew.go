@@ -32,7 +32,7 @@ func (s *Store) Renew(ctx context.Context, g leasehold.Grant) (leasehold.Grant, 
 		body, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]any{annTTL: ms, annWrite: write},
 				"managedFields": untracked()},
-			"spec":     map[string]any{"renewTime": metav1.NewMicroTime(time.Now()), "leaseDurationSeconds": secs},
+			"spec": map[string]any{"renewTime": metav1.NewMicroTime(time.Now()), "leaseDurationSeconds": secs},
 		})
 		if err != nil {
 			return nil, err
