@@ -13,5 +13,10 @@
 //
 //	GOWORK=off go test -run '^$' -bench Calls -benchtime 1x
 //
-// counts the HTTP requests one cycle of each sends, by verb.
+// counts the HTTP requests one cycle of each sends, by verb, and
+//
+//	GOWORK=off go test -run '^$' -bench Requests -benchtime 1x
+//
+// prints where a cycle's time goes: the CPU per cycle of the client, the
+// apiserver and etcd, and each request's time and bytes.
 package bench
