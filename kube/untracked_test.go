@@ -28,7 +28,7 @@ func testWritesUntracked(t *testing.T, k *testserver.Kube) {
 		}
 		l.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate,
 			APIVersion: "coordination.k8s.io/v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:leaseDurationSeconds":{}}}`)}}}
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:leaseDurationSeconds":{}}}`)}}
 		if l, err = leases.Update(ctxT(t), l, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}

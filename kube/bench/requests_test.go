@@ -197,7 +197,7 @@ func rawRecord(c coordv1.LeasesGetter, tracked bool) func(*testing.B, string, bo
 		cur := ensureLease(b, lc, leaseName(key))
 		if tracked {
 			cur.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationUpdate,
-				APIVersion: "coordination.k8s.io/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
+				APIVersion: "coordination.k8s.io/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}}
 			var err error
 			if cur, err = lc.Update(context.Background(), cur, metav1.UpdateOptions{}); err != nil || len(cur.ManagedFields) == 0 {
 				b.Fatalf("raw-tracked: the Lease is not tracked (%v)", err)
