@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,17 +31,69 @@ const zkWedged = 5 * time.Second
 // operator restarts the leader. So does Heal: it probes the ensemble
 // with a write of its own, straight to the servers, and if none commits
 // within zkWedged it restarts the leader and waits until one does.
+//
+// Then it looks for ghosts (see zkGhosts): a member holding ephemeral
+// nodes the leader does not is wiped and restarted, so that it takes the
+// leader's snapshot.
 func (b *ZooKeeper) Heal(ctx context.Context) (string, error) {
-	if err := zkCommitProbe(ctx, b.Endpoints(), zkWedged); err == nil {
-		return "", nil
-	} else if ctx.Err() != nil {
-		return "", ctx.Err()
+	var did []string
+	if err := zkCommitProbe(ctx, b.Endpoints(), zkWedged); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		name, err := b.restartLeader(ctx)
+		if err != nil {
+			return "", err
+		}
+		did = append(did, fmt.Sprintf("the ensemble served but committed no write for %s (a ZooKeeper 3.8 leader wedged after the re-sync); the harness restarted the leader %s, as an operator would", zkWedged, name))
 	}
-	name, err := b.restartLeader(ctx)
+	ghosts, err := b.healGhosts(ctx)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the ensemble served but committed no write for %s (a ZooKeeper 3.8 leader wedged after the re-sync); the harness restarted the leader %s, as an operator would", zkWedged, name), nil
+	if ghosts != "" {
+		did = append(did, ghosts)
+	}
+	return strings.Join(did, "; "), nil
+}
+
+// healGhosts resyncs every member holding ghosts (see zkGhosts) and says
+// what it did ("" if there were none).
+func (b *ZooKeeper) healGhosts(ctx context.Context) (string, error) {
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	leader, err := b.leader(lctx)
+	cancel()
+	if err != nil {
+		return "", err
+	}
+	ghosts, err := b.zkGhosts(ctx, leader)
+	if err != nil {
+		return "", fmt.Errorf("zookeeper: looking for ghost nodes: %w", err)
+	}
+	var did []string
+	for i := range b.z.Nodes {
+		g := ghosts[i]
+		if len(g) == 0 {
+			continue
+		}
+		if err := b.resync(ctx, i); err != nil {
+			return "", fmt.Errorf("zookeeper: resync of %s, which held %d ghost nodes: %w", zkNodeName(i), len(g), err)
+		}
+		did = append(did, fmt.Sprintf("%s held %d ephemeral nodes the leader %s does not (%s first; a ZooKeeper 3.8 member kept the nodes of sessions the new leader had dropped without a transaction): the harness wiped %s and restarted it to take the leader's snapshot, as an operator would", zkNodeName(i), len(g), zkNodeName(leader), g[0], zkNodeName(i)))
+	}
+	if len(did) == 0 {
+		return "", nil
+	}
+	lctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+	leader, err = b.leader(lctx)
+	cancel()
+	if err != nil {
+		return "", err
+	}
+	if again, err := b.zkGhosts(ctx, leader); err != nil || len(slices.Concat(slices.Collect(maps.Values(again))...)) > 0 {
+		return "", fmt.Errorf("zookeeper: ghost nodes after the resync: %v (%v)", again, err)
+	}
+	return strings.Join(did, "; "), nil
 }
 
 // restartLeader kills the ensemble's leader, starts it again, and waits
