@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -64,7 +63,7 @@ func (b *ZooKeeper) zkGhosts(ctx context.Context, leader int) (map[int][]string,
 			return nil, fmt.Errorf("member %s: %w", zkNodeName(i), err)
 		}
 		for _, k := range keys {
-			g, err := keyGhosts(lc, mc, zkBase+"/"+k)
+			g, err := keyGhosts(lc.Conn, mc.Conn, zkBase+"/"+k)
 			if err != nil {
 				mc.Close()
 				return nil, fmt.Errorf("member %s: %w", zkNodeName(i), err)
@@ -132,6 +131,46 @@ func ghostsIn(leader []string, pzxid int64, member map[string]int64) []string {
 	return out
 }
 
+// healGhosts resyncs every member holding ghosts (see zkGhosts) and says
+// what it did ("" if there were none).
+func (b *ZooKeeper) healGhosts(ctx context.Context) (string, error) {
+	leader, err := b.leaderNow(ctx)
+	if err != nil {
+		return "", err
+	}
+	ghosts, err := b.zkGhosts(ctx, leader)
+	if err != nil {
+		return "", fmt.Errorf("zookeeper: looking for ghost nodes: %w", err)
+	}
+	var did []string
+	for i := range b.z.Nodes {
+		g := ghosts[i]
+		if len(g) == 0 {
+			continue
+		}
+		if err := b.resync(ctx, i); err != nil {
+			return "", fmt.Errorf("zookeeper: resync of %s, which held %d ghost nodes: %w", zkNodeName(i), len(g), err)
+		}
+		did = append(did, fmt.Sprintf("%s held %d ephemeral nodes the leader %s does not (%s first; a ZooKeeper 3.8 member kept the nodes of sessions the new leader had dropped without a transaction): the harness wiped %s and restarted it to take the leader's snapshot, as an operator would", zkNodeName(i), len(g), zkNodeName(leader), g[0], zkNodeName(i)))
+	}
+	if len(did) == 0 {
+		return "", nil
+	}
+	if leader, err = b.leaderNow(ctx); err != nil {
+		return "", err
+	}
+	again, err := b.zkGhosts(ctx, leader)
+	for i, g := range again {
+		if err == nil && len(g) > 0 {
+			err = fmt.Errorf("%s still holds %d ghost nodes after its resync", zkNodeName(i), len(g))
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("zookeeper: %w", err)
+	}
+	return strings.Join(did, "; "), nil
+}
+
 // resync wipes member i's data and restarts it, so that it takes the
 // leader's snapshot, and waits until every server serves.
 func (b *ZooKeeper) resync(ctx context.Context, i int) error {
@@ -146,24 +185,11 @@ func (b *ZooKeeper) resync(ctx context.Context, i int) error {
 }
 
 // zkOpen connects to the one server at addr and waits for a session,
-// within zkWait. Close ends the session.
-func zkOpen(ctx context.Context, addr string) (*zk.Conn, error) {
+// within zkWait.
+func zkOpen(ctx context.Context, addr string) (*zkConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, zkWait)
 	defer cancel()
-	var (
-		mu    sync.Mutex
-		socks []net.Conn
-	)
-	dial := func(network, a string, timeout time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, a, timeout)
-		if err == nil {
-			mu.Lock()
-			socks = append(socks, c)
-			mu.Unlock()
-		}
-		return c, err
-	}
-	conn, events, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false), zk.WithLogger(quietZK{}))
+	conn, events, err := zkDial([]string{addr}, 4*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -174,13 +200,6 @@ func zkOpen(ctx context.Context, addr string) (*zk.Conn, error) {
 				return conn, nil
 			}
 		case <-ctx.Done():
-			// Closing the sockets first ends a connect still waiting for
-			// its answer (go-zookeeper waits for it 10 x the read timeout).
-			mu.Lock()
-			for _, c := range socks {
-				_ = c.Close()
-			}
-			mu.Unlock()
 			conn.Close()
 			return nil, fmt.Errorf("no session with %s: %w", addr, ctx.Err())
 		}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,52 +55,11 @@ func (b *ZooKeeper) Heal(ctx context.Context) (string, error) {
 	return strings.Join(did, "; "), nil
 }
 
-// healGhosts resyncs every member holding ghosts (see zkGhosts) and says
-// what it did ("" if there were none).
-func (b *ZooKeeper) healGhosts(ctx context.Context) (string, error) {
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	leader, err := b.leader(lctx)
-	cancel()
-	if err != nil {
-		return "", err
-	}
-	ghosts, err := b.zkGhosts(ctx, leader)
-	if err != nil {
-		return "", fmt.Errorf("zookeeper: looking for ghost nodes: %w", err)
-	}
-	var did []string
-	for i := range b.z.Nodes {
-		g := ghosts[i]
-		if len(g) == 0 {
-			continue
-		}
-		if err := b.resync(ctx, i); err != nil {
-			return "", fmt.Errorf("zookeeper: resync of %s, which held %d ghost nodes: %w", zkNodeName(i), len(g), err)
-		}
-		did = append(did, fmt.Sprintf("%s held %d ephemeral nodes the leader %s does not (%s first; a ZooKeeper 3.8 member kept the nodes of sessions the new leader had dropped without a transaction): the harness wiped %s and restarted it to take the leader's snapshot, as an operator would", zkNodeName(i), len(g), zkNodeName(leader), g[0], zkNodeName(i)))
-	}
-	if len(did) == 0 {
-		return "", nil
-	}
-	lctx, cancel = context.WithTimeout(ctx, 30*time.Second)
-	leader, err = b.leader(lctx)
-	cancel()
-	if err != nil {
-		return "", err
-	}
-	if again, err := b.zkGhosts(ctx, leader); err != nil || len(slices.Concat(slices.Collect(maps.Values(again))...)) > 0 {
-		return "", fmt.Errorf("zookeeper: ghost nodes after the resync: %v (%v)", again, err)
-	}
-	return strings.Join(did, "; "), nil
-}
-
 // restartLeader kills the ensemble's leader, starts it again, and waits
 // until every server serves and a write commits. It returns the leader's
 // name.
 func (b *ZooKeeper) restartLeader(ctx context.Context) (string, error) {
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	i, err := b.leader(lctx)
-	cancel()
+	i, err := b.leaderNow(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -125,39 +82,65 @@ func (b *ZooKeeper) restartLeader(ctx context.Context) (string, error) {
 func zkCommitProbe(ctx context.Context, servers []string, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var (
-		mu    sync.Mutex
-		socks []net.Conn
-	)
-	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, addr, timeout)
-		if err == nil {
-			mu.Lock()
-			socks = append(socks, c)
-			mu.Unlock()
-		}
-		return c, err
-	}
-	conn, events, err := zk.Connect(servers, 2*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false), zk.WithLogger(quietZK{}))
+	conn, events, err := zkDial(servers, 2*time.Second)
 	if err != nil {
 		return err
 	}
+	defer conn.Close()
 	done := make(chan error, 1)
-	go func() { done <- zkWriteOnce(ctx, conn, events) }()
+	go func() { done <- zkWriteOnce(ctx, conn.Conn, events) }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("no write committed within %s: %w", d, ctx.Err())
 	}
-	// Closing the sockets first ends a connect still waiting for its
-	// answer (go-zookeeper waits for it 10 x the read timeout).
-	mu.Lock()
-	for _, c := range socks {
-		_ = c.Close()
-	}
-	mu.Unlock()
-	conn.Close()
 	return err
+}
+
+// leaderNow returns the ensemble's leader, waiting for one at most 30 s.
+func (b *ZooKeeper) leaderNow(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return b.leader(ctx)
+}
+
+// zkConn is a go-zookeeper Conn that knows the sockets it dialled: Close
+// closes them first, which ends a connect still waiting for its answer
+// (go-zookeeper waits for it 10 x the read timeout).
+type zkConn struct {
+	*zk.Conn
+	mu    sync.Mutex
+	socks []net.Conn
+}
+
+// zkDial connects to servers with a session timeout of timeout (quietly).
+func zkDial(servers []string, timeout time.Duration) (*zkConn, <-chan zk.Event, error) {
+	c := &zkConn{}
+	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		nc, err := net.DialTimeout(network, addr, timeout)
+		if err == nil {
+			c.mu.Lock()
+			c.socks = append(c.socks, nc)
+			c.mu.Unlock()
+		}
+		return nc, err
+	}
+	conn, events, err := zk.Connect(servers, timeout, zk.WithDialer(dial), zk.WithLogInfo(false), zk.WithLogger(quietZK{}))
+	if err != nil {
+		return nil, nil, err
+	}
+	c.Conn = conn
+	return c, events, nil
+}
+
+// Close closes the sockets, then the Conn.
+func (c *zkConn) Close() {
+	c.mu.Lock()
+	for _, s := range c.socks {
+		_ = s.Close()
+	}
+	c.mu.Unlock()
+	c.Conn.Close()
 }
 
 // zkWriteOnce waits for the session, then creates and deletes a node.
