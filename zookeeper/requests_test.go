@@ -1,11 +1,6 @@
 package zookeeper_test
 
 import (
-	"bufio"
-	"io"
-	"net"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,27 +12,11 @@ import (
 // from clients (mntr's zk_packets_received): requests and pings.
 func packetsReceived(t *testing.T, z *testserver.ZooKeeper, i int) int64 {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", z.Nodes[i].Addr(), 5*time.Second)
+	n, err := testserver.PacketsReceived(tctx(t), z.Nodes[i].Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, "mntr"); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(c)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "zk_packets_received\t"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("mntr: zk_packets_received %q", v)
-			}
-			return n
-		}
-	}
-	t.Fatalf("mntr of %s: no zk_packets_received (%v)", z.Nodes[i].Addr(), sc.Err())
-	return 0
+	return n
 }
 
 // TestRequestsPerCycle counts the requests of acquire+release cycles on a

@@ -1,45 +1,25 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/leasehold-go/leasehold/internal/benchcycle"
+	"github.com/leasehold-go/leasehold/internal/testserver"
 )
 
 // packetsReceived returns the packets the follower every implementation
 // talks to has received from clients (mntr's zk_packets_received):
 // requests, and the sessions' pings.
-func packetsReceived(b *testing.B) int {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+func packetsReceived(b *testing.B) int64 {
+	n, err := testserver.PacketsReceived(context.Background(), addr)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, "mntr"); err != nil {
-		b.Fatal(err)
-	}
-	sc := bufio.NewScanner(c)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "zk_packets_received\t"); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				b.Fatalf("mntr: zk_packets_received %q", v)
-			}
-			return n
-		}
-	}
-	b.Fatalf("mntr of %s: no zk_packets_received (%v)", addr, sc.Err())
-	return 0
+	return n
 }
 
 // BenchmarkRequests counts the requests of 200 x b.N cycles of each
