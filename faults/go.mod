@@ -130,7 +130,7 @@ require (
 	github.com/leasehold-go/leasehold/redis/goredis v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/s3 v0.1.0 // indirect
 	github.com/leasehold-go/leasehold/sqlite v0.1.0 // indirect
-	github.com/leasehold-go/leasehold/zookeeper v0.1.0 // indirect
+	github.com/leasehold-go/leasehold/zookeeper v0.1.0
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,15 +63,16 @@ func (s *Store) onSession(ctx context.Context, req leasehold.AcquireRequest, wai
 func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.AcquireRequest, wait bool) (leasehold.Grant, error) {
 	parent := s.ParentOf(req.Key)
 	t0 := time.Now()
-	p, err := s.enqueue(ctx, ss, parent, idOf(req.Owner), req.Label)
+	c, err := s.enqueue(ctx, ss, parent, idOf(req.Owner), req.Label)
 	if err != nil {
 		return leasehold.Grant{}, err
 	}
+	p := c.path
 	// From here on the node is ours: any failure deletes it.
-	token, q, err := s.position(ctx, ss, parent, p)
-	if err == nil && q[0].name != nodeName(p) {
+	token, head, err := s.position(ctx, ss, parent, c)
+	if err == nil && head.name != nodeName(p) {
 		if !wait {
-			return leasehold.Grant{}, s.held(ctx, ss, req.Key, parent, q[0], p)
+			return leasehold.Grant{}, s.held(ctx, ss, req.Key, parent, head, p)
 		}
 		t0, err = s.awaitTurn(ctx, ss, parent, p)
 	}
@@ -91,28 +93,29 @@ func (s *Store) acquireOn(ctx context.Context, ss *session, req leasehold.Acquir
 }
 
 // enqueue creates the attempt's node in parent, creating parent (a
-// container) and the base path when missing, and returns its path.
-func (s *Store) enqueue(ctx context.Context, ss *session, parent, id, label string) (string, error) {
+// container) and the base path when missing, and returns what the create
+// told of it.
+func (s *Store) enqueue(ctx context.Context, ss *session, parent, id, label string) (created, error) {
 	var err error
 	for range 5 {
-		var p string
-		p, err = s.create(ctx, ss, parent, id, label)
+		var c created
+		c, err = s.create(ctx, ss, parent, id, label)
 		switch {
 		case err == nil:
-			return p, nil
+			return c, nil
 		case errors.Is(err, zk.ErrNoNode):
 			// The parent is missing (never made, or a container deleted
 			// when its last child went): make it, and try again.
 			if err := s.makeParent(ctx, ss, parent); err != nil {
-				return "", err
+				return created{}, err
 			}
 		case errors.Is(err, errUnknownOutcome):
 			// The create was not applied: try again.
 		default:
-			return "", err
+			return created{}, err
 		}
 	}
-	return "", s.storeErr(ctx, "acquire", parent, err)
+	return created{}, s.storeErr(ctx, "acquire", parent, err)
 }
 
 // create creates the attempt's ephemeral sequential node "<id>-" in
@@ -121,41 +124,46 @@ func (s *Store) enqueue(ctx context.Context, ss *session, parent, id, label stri
 // "protected mode"); if it cannot be looked for, housekeeping deletes it
 // later. A create whose caller left before its answer deletes the node it
 // made.
-func (s *Store) create(ctx context.Context, ss *session, parent, id, label string) (string, error) {
-	var p string
+func (s *Store) create(ctx context.Context, ss *session, parent, id, label string) (created, error) {
+	var c created
+	want, verified := s.parents.get(parent)
 	err := ss.callOr(ctx, func() (err error) {
-		p, err = ss.conn.Create(parent+"/"+id+"-", []byte(label), zk.FlagEphemeral|zk.FlagSequence, s.acl)
+		if verified {
+			c, err = s.createOnVerified(ss, parent, id, label, want)
+			return err
+		}
+		c.path, err = ss.conn.Create(parent+"/"+id+"-", []byte(label), zk.FlagEphemeral|zk.FlagSequence, s.acl)
 		return err
 	}, func(err error) {
 		switch {
 		case err == nil:
-			s.leave(ss, p)
+			s.leave(ss, c.path)
 		case errors.Is(err, zk.ErrConnectionClosed):
 			ss.AddOrphan(orphan{parent: parent, id: id})
 		}
 	})
 	switch {
 	case err == nil:
-		return p, nil
+		return c, nil
 	case errors.Is(err, zk.ErrConnectionClosed):
 		found, ferr := s.findOwn(ctx, ss, parent, id)
 		if ferr != nil {
 			ss.AddOrphan(orphan{parent: parent, id: id})
-			return "", s.storeErr(ctx, "acquire", parent, err)
+			return created{}, s.storeErr(ctx, "acquire", parent, err)
 		}
 		if found == "" {
-			return "", errUnknownOutcome
+			return created{}, errUnknownOutcome
 		}
-		return found, nil
+		return created{path: found}, nil
 	case errors.Is(err, zk.ErrSessionExpired):
 		ss.markLost()
 	case errors.Is(err, zk.ErrNoNode):
-		return "", err
+		return created{}, err
 	}
 	if ctx.Err() == nil && ss.IsLost() {
-		return "", &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("%s: %w", parent, ErrSessionLost)}
+		return created{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: fmt.Errorf("%s: %w", parent, ErrSessionLost)}
 	}
-	return "", s.storeErr(ctx, "acquire", parent, err)
+	return created{}, s.storeErr(ctx, "acquire", parent, err)
 }
 
 // findOwn looks for the nodes of attempt id in parent after a sync (so
@@ -220,33 +228,48 @@ func (s *Store) makeParent(ctx context.Context, ss *session, parent string) erro
 	return s.storeErr(ctx, "acquire", parent, zk.ErrNoNode)
 }
 
-// position lists parent's queue and reads the node p, at once. It returns
-// p's token (its creation zxid) and the queue, oldest first, which holds p.
-func (s *Store) position(ctx context.Context, ss *session, parent, p string) (uint64, []node, error) {
-	var (
-		wg     sync.WaitGroup
-		q      []node
-		qerr   error
-		exists bool
-		stat   *zk.Stat
-		serr   error
-	)
-	wg.Go(func() { q, qerr = s.list(ctx, ss, "acquire", parent) })
-	serr = ss.call(ctx, func() (err error) { exists, stat, err = ss.conn.Exists(p); return err })
-	wg.Wait()
+// position returns the token of the attempt's node c.path (its creation
+// zxid) and the head of parent's queue. A node the create found alone in
+// its queue is the head, and one whose creation zxid the create told needs
+// only the list; otherwise it lists the queue and reads the node, at once.
+func (s *Store) position(ctx context.Context, ss *session, parent string, c created) (uint64, node, error) {
+	p := c.path
+	czxid := c.czxid
+	var q []node
+	var err error
 	switch {
-	case qerr != nil:
-		return 0, nil, qerr
-	case serr != nil:
-		return 0, nil, s.storeErr(ctx, "acquire", p, serr)
-	case !exists || len(q) == 0:
-		return 0, nil, s.vanished("acquire", ss, p)
+	case c.alone && czxid != 0:
+		q = []node{{name: nodeName(p)}}
+	case czxid != 0:
+		q, err = s.list(ctx, ss, "acquire", parent)
+	default:
+		var wg sync.WaitGroup
+		var exists bool
+		var stat *zk.Stat
+		wg.Go(func() { q, err = s.list(ctx, ss, "acquire", parent) })
+		serr := ss.call(ctx, func() (err error) { exists, stat, err = ss.conn.Exists(p); return err })
+		wg.Wait()
+		switch {
+		case err != nil:
+		case serr != nil:
+			return 0, node{}, s.storeErr(ctx, "acquire", p, serr)
+		case !exists:
+			q = nil
+		default:
+			czxid = stat.Czxid
+		}
 	}
-	token, err := tokenOf(p, stat.Czxid)
 	if err != nil {
-		return 0, nil, &leasehold.StoreError{Store: Name, Op: "acquire", Err: err}
+		return 0, node{}, err
 	}
-	return token, q, nil
+	if !slices.ContainsFunc(q, func(n node) bool { return n.name == nodeName(p) }) {
+		return 0, node{}, s.vanished("acquire", ss, p)
+	}
+	token, err := tokenOf(p, czxid)
+	if err != nil {
+		return 0, node{}, &leasehold.StoreError{Store: Name, Op: "acquire", Err: err}
+	}
+	return token, q[0], nil
 }
 
 // vanished is the error for an attempt whose own node p is gone.

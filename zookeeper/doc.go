@@ -88,7 +88,22 @@
 // Acquire creates the attempt's node and lists the queue (and reads its
 // own node's Czxid at the same time): at the head, the key is the
 // caller's; otherwise the node is deleted and a *leasehold.HeldError names
-// the holder's label and token. Acquire never jumps the queue. Release
+// the holder's label and token. Acquire never jumps the queue. A list that
+// finds a key's parent to be leasehold's (its data the mark, not
+// ephemeral, every child named as leasehold names them) has the store
+// remember the parent by its creation zxid; the next acquire of that key
+// then creates its node in one multi with a write of the parent's mark
+// (the data it holds already), whose answer is the parent's stat after
+// the transaction: its modification zxid is the transaction's, so the new
+// node's Czxid, and its child count 1 says the node is alone in the queue,
+// so the head. An uncontended acquire is then one request, and a cycle
+// two (go-zookeeper's zk.Lock sends three, the store sent four before);
+// with other nodes in the queue the acquire lists it, and on a parent
+// whose creation zxid is not the one remembered (deleted and made again
+// since) it lists the queue and reads its node, as on a parent it has not
+// seen. The store writes a parent's data only after verifying that parent;
+// what it cannot tell apart is a node that someone deleted and replaced
+// with their own between that check and the multi (it gets the mark). Release
 // deletes the grant's node; a stale grant cannot delete a newer holder's
 // node, since a node's name carries its own attempt's id and its token is
 // checked against the grants the store keeps. A renew of a grant whose

@@ -65,6 +65,8 @@ type Store struct {
 	baseMu sync.Mutex
 	baseOK bool // the base path exists
 
+	parents *verifiedParents // the key nodes read as leasehold's
+
 	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
 
@@ -94,6 +96,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		dial:    opts.DialTimeout,
 		logger:  opts.Logger,
 		acl:     zk.WorldACL(zk.PermAll),
+		parents: newVerifiedParents(),
 	}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	if opts.Auth != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,26 +29,37 @@ const zkWedged = 5 * time.Second
 // operator restarts the leader. So does Heal: it probes the ensemble
 // with a write of its own, straight to the servers, and if none commits
 // within zkWedged it restarts the leader and waits until one does.
+//
+// Then it looks for ghosts (see zkGhosts): a member holding ephemeral
+// nodes the leader does not is wiped and restarted, so that it takes the
+// leader's snapshot.
 func (b *ZooKeeper) Heal(ctx context.Context) (string, error) {
-	if err := zkCommitProbe(ctx, b.Endpoints(), zkWedged); err == nil {
-		return "", nil
-	} else if ctx.Err() != nil {
-		return "", ctx.Err()
+	var did []string
+	if err := zkCommitProbe(ctx, b.Endpoints(), zkWedged); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		name, err := b.restartLeader(ctx)
+		if err != nil {
+			return "", err
+		}
+		did = append(did, fmt.Sprintf("the ensemble served but committed no write for %s (a ZooKeeper 3.8 leader wedged after the re-sync); the harness restarted the leader %s, as an operator would", zkWedged, name))
 	}
-	name, err := b.restartLeader(ctx)
+	ghosts, err := b.healGhosts(ctx)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the ensemble served but committed no write for %s (a ZooKeeper 3.8 leader wedged after the re-sync); the harness restarted the leader %s, as an operator would", zkWedged, name), nil
+	if ghosts != "" {
+		did = append(did, ghosts)
+	}
+	return strings.Join(did, "; "), nil
 }
 
 // restartLeader kills the ensemble's leader, starts it again, and waits
 // until every server serves and a write commits. It returns the leader's
 // name.
 func (b *ZooKeeper) restartLeader(ctx context.Context) (string, error) {
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	i, err := b.leader(lctx)
-	cancel()
+	i, err := b.leaderNow(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -70,39 +82,65 @@ func (b *ZooKeeper) restartLeader(ctx context.Context) (string, error) {
 func zkCommitProbe(ctx context.Context, servers []string, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var (
-		mu    sync.Mutex
-		socks []net.Conn
-	)
-	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, addr, timeout)
-		if err == nil {
-			mu.Lock()
-			socks = append(socks, c)
-			mu.Unlock()
-		}
-		return c, err
-	}
-	conn, events, err := zk.Connect(servers, 2*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false), zk.WithLogger(quietZK{}))
+	conn, events, err := zkDial(servers, 2*time.Second)
 	if err != nil {
 		return err
 	}
+	defer conn.Close()
 	done := make(chan error, 1)
-	go func() { done <- zkWriteOnce(ctx, conn, events) }()
+	go func() { done <- zkWriteOnce(ctx, conn.Conn, events) }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("no write committed within %s: %w", d, ctx.Err())
 	}
-	// Closing the sockets first ends a connect still waiting for its
-	// answer (go-zookeeper waits for it 10 x the read timeout).
-	mu.Lock()
-	for _, c := range socks {
-		_ = c.Close()
-	}
-	mu.Unlock()
-	conn.Close()
 	return err
+}
+
+// leaderNow returns the ensemble's leader, waiting for one at most 30 s.
+func (b *ZooKeeper) leaderNow(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return b.leader(ctx)
+}
+
+// zkConn is a go-zookeeper Conn that knows the sockets it dialled: Close
+// closes them first, which ends a connect still waiting for its answer
+// (go-zookeeper waits for it 10 x the read timeout).
+type zkConn struct {
+	*zk.Conn
+	mu    sync.Mutex
+	socks []net.Conn
+}
+
+// zkDial connects to servers with a session timeout of timeout (quietly).
+func zkDial(servers []string, timeout time.Duration) (*zkConn, <-chan zk.Event, error) {
+	c := &zkConn{}
+	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		nc, err := net.DialTimeout(network, addr, timeout)
+		if err == nil {
+			c.mu.Lock()
+			c.socks = append(c.socks, nc)
+			c.mu.Unlock()
+		}
+		return nc, err
+	}
+	conn, events, err := zk.Connect(servers, timeout, zk.WithDialer(dial), zk.WithLogInfo(false), zk.WithLogger(quietZK{}))
+	if err != nil {
+		return nil, nil, err
+	}
+	c.Conn = conn
+	return c, events, nil
+}
+
+// Close closes the sockets, then the Conn.
+func (c *zkConn) Close() {
+	c.mu.Lock()
+	for _, s := range c.socks {
+		_ = s.Close()
+	}
+	c.mu.Unlock()
+	c.Conn.Close()
 }
 
 // zkWriteOnce waits for the session, then creates and deletes a node.
