@@ -14,25 +14,30 @@ type Call struct {
 }
 
 // AcquireCall is the call that claims key for 'ttl' milliseconds, with the
-// token to grant proposed (0: each node mints its own).
+// token to grant proposed (0: each node mints its own). Keys and Args share
+// one array.
 func (n Names) AcquireCall(key, owner, label string, ttl int64, token uint64) Call {
-	args := []string{OwnerPrefix(owner), label, strconv.FormatInt(ttl, 10)}
+	ss := make([]string, 5, 6)
+	ss[0], ss[1] = n.Lock(key), n.Counter(key)
+	ss[2], ss[3], ss[4] = OwnerPrefix(owner), label, strconv.FormatInt(ttl, 10)
 	if token != 0 {
-		args = append(args, strconv.FormatUint(token, 10))
+		ss = append(ss, strconv.FormatUint(token, 10))
 	}
-	return Call{Keys: []string{n.Lock(key), n.Counter(key)}, Args: args, Token: token}
+	return Call{Keys: ss[:2:2], Args: ss[2:], Token: token}
 }
 
 // RenewCall is the call that extends key's lease to ttl milliseconds if
 // owner and token hold it.
 func (n Names) RenewCall(key, owner string, token uint64, ttl int64) Call {
-	return Call{Keys: []string{n.Lock(key)}, Args: []string{GrantPrefix(owner, token), strconv.FormatInt(ttl, 10)}, Token: token}
+	ss := []string{n.Lock(key), GrantPrefix(owner, token), strconv.FormatInt(ttl, 10)}
+	return Call{Keys: ss[:1:1], Args: ss[1:], Token: token}
 }
 
 // ReleaseCall is the call that deletes key's lease if owner and token hold
 // it, and publishes on the key's channel.
 func (n Names) ReleaseCall(key, owner string, token uint64) Call {
-	return Call{Keys: []string{n.Lock(key)}, Args: []string{GrantPrefix(owner, token), n.Channel(key)}, Token: token}
+	ss := []string{n.Lock(key), GrantPrefix(owner, token), n.Channel(key)}
+	return Call{Keys: ss[:1:1], Args: ss[1:], Token: token}
 }
 
 // Acquire claims key for 'ttl' milliseconds. It returns the new token, or
