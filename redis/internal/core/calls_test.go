@@ -2,6 +2,8 @@ package core
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -30,16 +32,36 @@ func TestCallValues(t *testing.T) {
 			t.Errorf("%s: keys %q args %q, want %q %q", c.name, c.call.Keys, c.call.Args, c.keys, c.args)
 		}
 	}
+	// Against the names and prefixes made one by one.
+	long := strings.Repeat("%{}x", 40)
+	for _, key := range []string{"", "k", long} {
+		for _, owner := range []string{"", "o", long} {
+			for _, tok := range []uint64{1, 18446744073709551615} {
+				a, r, rn := n.AcquireCall(key, owner, "l", 1, tok), n.ReleaseCall(key, owner, tok), n.RenewCall(key, owner, tok, 9)
+				want := [][]string{
+					{n.Lock(key), n.Counter(key), OwnerPrefix(owner), "l", "1", strconv.FormatUint(tok, 10)},
+					{n.Lock(key), GrantPrefix(owner, tok), n.Channel(key)},
+					{n.Lock(key), GrantPrefix(owner, tok), "9"},
+				}
+				for i, got := range [][]string{append(a.Keys, a.Args...), append(r.Keys, r.Args...), append(rn.Keys, rn.Args...)} {
+					if !slices.Equal(got, want[i]) {
+						t.Errorf("call %d on key %q owner %q token %d: %q, want %q", i, key, owner, tok, got, want[i])
+					}
+				}
+			}
+		}
+	}
 	if got := GrantPrefix(string(make([]byte, 123)), 7); got != "123:"+string(make([]byte, 123))+":7:" {
 		t.Errorf("GrantPrefix of a 123-byte owner = %q", got)
 	}
 }
 
-// A cycle's calls cost the client one allocation per string they make and
-// one for the array of keys and arguments: with 64 goroutines the client
-// process and redis-server share the cores, so the client's work per cycle
-// counts (redis/bench BenchmarkCPU64). Before, each name took two, the
-// grant prefix three, and the keys and arguments an array each.
+// A call costs the client two allocations: its strings, written into one
+// buffer, and the array of its keys and arguments. With 64 goroutines the
+// client process and redis-server share the cores, so the client's work
+// per cycle counts (redis/bench BenchmarkCPU64). Before, each name took
+// two, the grant prefix three, the TTL one, and the keys and arguments an
+// array each.
 func TestCallAllocations(t *testing.T) {
 	n, err := NewNames("")
 	if err != nil {
@@ -51,12 +73,10 @@ func TestCallAllocations(t *testing.T) {
 		max  float64
 		f    func()
 	}{
-		// lock, counter, owner prefix, TTL, array
-		{"acquire", 5, func() { n.AcquireCall("bench/key/1", owner, "host:1", 30000, 0) }},
-		// lock, grant prefix, channel, array
-		{"release", 4, func() { n.ReleaseCall("bench/key/1", owner, 1764280000123456) }},
-		// lock, grant prefix, TTL, array
-		{"renew", 4, func() { n.RenewCall("bench/key/1", owner, 1764280000123456, 30000) }},
+		{"acquire", 2, func() { n.AcquireCall("bench/key/1", owner, "host:1", 30000, 0) }},
+		{"acquire with a token", 2, func() { n.AcquireCall("bench/key/1", owner, "host:1", 30000, 1764280000123456) }},
+		{"release", 2, func() { n.ReleaseCall("bench/key/1", owner, 1764280000123456) }},
+		{"renew", 2, func() { n.RenewCall("bench/key/1", owner, 1764280000123456, 30000) }},
 	} {
 		if got := testing.AllocsPerRun(100, c.f); got > c.max {
 			t.Errorf("%s call: %.0f allocations, want at most %.0f", c.name, got, c.max)
