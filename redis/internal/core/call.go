@@ -18,20 +18,25 @@ type Call struct {
 // token to grant proposed (0: each node mints its own).
 func (n Names) AcquireCall(key, owner, label string, ttl int64, token uint64) Call {
 	var p parts
-	enc := p.start(n, key, owner)
+	enc := Encode(key)
+	size := 2*(len(n.prefix)+len(enc)) + len("{}:lock{}:token") + ownerPrefixLen(owner) + digits(uint64(ttl))
+	if token != 0 {
+		size += digits(token)
+	}
+	p.b.Grow(size)
 	p.name(n, enc, "}:lock")
 	p.name(n, enc, "}:token")
 	p.ownerPrefix(owner)
 	p.cut()
 	p.number(uint64(ttl))
 	p.cut()
-	size := 5
+	args := 3
 	if token != 0 {
 		p.number(token)
 		p.cut()
-		size = 6
+		args = 4
 	}
-	ss := make([]string, size)
+	ss := make([]string, 2+args)
 	p.into(ss[:2], ss[2:3], ss[4:])
 	ss[3] = label
 	return Call{Keys: ss[:2:2], Args: ss[2:], Token: token}
@@ -41,7 +46,8 @@ func (n Names) AcquireCall(key, owner, label string, ttl int64, token uint64) Ca
 // owner and token hold it.
 func (n Names) RenewCall(key, owner string, token uint64, ttl int64) Call {
 	var p parts
-	enc := p.start(n, key, owner)
+	enc := Encode(key)
+	p.b.Grow(len(n.prefix) + len(enc) + len("{}:lock") + grantPrefixLen(owner, token) + digits(uint64(ttl)))
 	p.name(n, enc, "}:lock")
 	p.grantPrefix(owner, token)
 	p.number(uint64(ttl))
@@ -55,7 +61,8 @@ func (n Names) RenewCall(key, owner string, token uint64, ttl int64) Call {
 // it, and publishes on the key's channel.
 func (n Names) ReleaseCall(key, owner string, token uint64) Call {
 	var p parts
-	enc := p.start(n, key, owner)
+	enc := Encode(key)
+	p.b.Grow(2*(len(n.prefix)+len(enc)) + len("{}:lock{}:free") + grantPrefixLen(owner, token))
 	p.name(n, enc, "}:lock")
 	p.grantPrefix(owner, token)
 	p.name(n, enc, "}:free")
@@ -65,23 +72,30 @@ func (n Names) ReleaseCall(key, owner string, token uint64) Call {
 }
 
 // parts writes the strings of one call into one buffer and cuts them
-// apart, so that they cost one allocation together (a call's names,
-// owner prefix and numbers were an allocation each): with 64 goroutines
-// the client process and redis-server share the cores, and the client's
-// work per cycle counts (redis/bench BenchmarkCPU64).
+// apart, so that they cost one allocation together, of their exact size (a
+// call's names, owner prefix and numbers were an allocation each): with 64
+// goroutines the client process and redis-server share the cores, and the
+// client's work per cycle counts (redis/bench BenchmarkCPU64).
 type parts struct {
 	b    strings.Builder
 	cuts [6]int
 	n    int
 }
 
-// start sizes the buffer for the strings of a call on key and owner and
-// returns the key encoded.
-func (p *parts) start(n Names, key, owner string) string {
-	enc := Encode(key)
-	p.b.Grow(2*(len(n.prefix)+len(enc)+8) + len(owner) + 3*20 + 3)
-	return enc
+// digits is the length of v in decimal.
+func digits(v uint64) int {
+	n := 1
+	for ; v >= 10; v /= 10 {
+		n++
+	}
+	return n
 }
+
+// ownerPrefixLen is len(OwnerPrefix(owner)).
+func ownerPrefixLen(owner string) int { return digits(uint64(len(owner))) + len(owner) + 2 }
+
+// grantPrefixLen is len(GrantPrefix(owner, token)).
+func grantPrefixLen(owner string, token uint64) int { return ownerPrefixLen(owner) + digits(token) + 1 }
 
 // cut ends a string at the buffer's end.
 func (p *parts) cut() {

@@ -51,6 +51,11 @@ func TestCallValues(t *testing.T) {
 			}
 		}
 	}
+	for _, v := range []uint64{0, 9, 10, 99, 100, 18446744073709551615} {
+		if digits(v) != len(strconv.FormatUint(v, 10)) {
+			t.Errorf("digits(%d) = %d", v, digits(v))
+		}
+	}
 	if got := GrantPrefix(string(make([]byte, 123)), 7); got != "123:"+string(make([]byte, 123))+":7:" {
 		t.Errorf("GrantPrefix of a 123-byte owner = %q", got)
 	}
@@ -68,6 +73,7 @@ func TestCallAllocations(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := "0123456789abcdef0123456789abcdef"
+	long := strings.Repeat(owner, 40)
 	for _, c := range []struct {
 		name string
 		max  float64
@@ -77,6 +83,8 @@ func TestCallAllocations(t *testing.T) {
 		{"acquire with a token", 2, func() { n.AcquireCall("bench/key/1", owner, "host:1", 30000, 1764280000123456) }},
 		{"release", 2, func() { n.ReleaseCall("bench/key/1", owner, 1764280000123456) }},
 		{"renew", 2, func() { n.RenewCall("bench/key/1", owner, 1764280000123456, 30000) }},
+		{"release by a long owner", 2, func() { n.ReleaseCall("bench/key/1", long, 18446744073709551615) }},
+		{"acquire by a long owner", 2, func() { n.AcquireCall("bench/key/1", long, "", 1<<62, 1<<63) }},
 	} {
 		if got := testing.AllocsPerRun(100, c.f); got > c.max {
 			t.Errorf("%s call: %.0f allocations, want at most %.0f", c.name, got, c.max)
