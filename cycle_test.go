@@ -3,6 +3,7 @@ package leasehold_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -160,6 +161,9 @@ func TestReleaseContextBoundedByReleaseTimeout(t *testing.T) {
 // timeout (four) came on every cycle (9 in all), and at 64 goroutines the
 // client's work per cycle is a part of what bounds the throughput
 // (redis/bench BenchmarkCPU64).
+//
+// The lease is 448 bytes (its MinHold event, used by few, is allocated
+// apart): the bytes allocated per cycle set how often the collector runs.
 func TestClientCycleAllocations(t *testing.T) {
 	c := newClient(t, memory.New(nil), nil)
 	ctx := context.Background()
@@ -176,5 +180,15 @@ func TestClientCycleAllocations(t *testing.T) {
 	// timer when it is woken).
 	if got := testing.AllocsPerRun(1000, cycle); got > 3 {
 		t.Errorf("a cycle allocates %.0f times, want at most 3", got)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	const n = 1000
+	for range n {
+		cycle()
+	}
+	runtime.ReadMemStats(&m1)
+	if b := (m1.TotalAlloc - m0.TotalAlloc) / n; b > 512 {
+		t.Errorf("a cycle allocates %d bytes, want at most 512 (the lease, its owner id)", b)
 	}
 }

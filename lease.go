@@ -43,7 +43,7 @@ type Lease struct {
 
 	// The client's scheduler state for the lease, guarded by c.mu.
 	dl, rn   event              // the deadline; the next renewal or retry of its own
-	fr       event              // the end of a released lease's MinHold (minhold.go)
+	fr       *event             // the end of a released lease's MinHold (minhold.go); nil unless kept
 	kept     bool               // released, but kept in the store until holdUntil
 	failures int                // consecutive failed renewals
 	halted   bool               // ended or released: nothing more is scheduled

@@ -20,8 +20,8 @@ func (c *Client) keep(l *Lease) bool {
 	}
 	l.kept = true
 	l.end(ErrReleased)
-	l.fr = event{kind: evFree, l: l}
-	c.at(&l.fr, l.holdUntil)
+	l.fr = &event{kind: evFree, l: l}
+	c.at(l.fr, l.holdUntil)
 	return true
 }
 

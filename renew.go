@@ -71,7 +71,9 @@ func (c *Client) halt(l *Lease) {
 	l.halted = true
 	c.unschedule(&l.dl)
 	c.unschedule(&l.rn)
-	c.unschedule(&l.fr)
+	if l.fr != nil {
+		c.unschedule(l.fr)
+	}
 	if l.rcancel != nil {
 		l.rcancel()
 		l.rcancel = nil
