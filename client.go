@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold-go/leasehold/fence"
@@ -40,6 +41,8 @@ type Client struct {
 	wake      chan struct{} // pokes it to look at the heap again
 
 	bg sync.WaitGroup // the releases of lost leases
+
+	release atomic.Pointer[sharedDeadline] // the releases' deadline (release_ctx.go)
 
 	// acquiring counts the acquires and claims past their open check that
 	// have not yet returned; Close waits for them (close.go).

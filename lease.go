@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold-go/leasehold/fence"
@@ -21,11 +22,18 @@ type Lease struct {
 	ttl   time.Duration
 	grant Grant // immutable after start
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	sent   time.Time // when the acquire that was granted was sent
+	// values is the acquire's context without its cancellation: the
+	// lease's context derives from it. That context is made on first use
+	// (Context, Done, an observer's event), so that a lease acquired and
+	// released without it costs none of its allocations.
+	values context.Context
+	sent   time.Time   // when the acquire that was granted was sent
+	made   atomic.Bool // ctx and cancel are set
 
 	mu       sync.Mutex
+	ctx      context.Context         // guarded by mu until made
+	cancel   context.CancelCauseFunc // guarded by mu
+	cause    error                   // why the lease ended; nil while held. Guarded by mu
 	deadline time.Time
 	released bool // store.Release has been called
 
@@ -35,7 +43,7 @@ type Lease struct {
 
 	// The client's scheduler state for the lease, guarded by c.mu.
 	dl, rn   event              // the deadline; the next renewal or retry of its own
-	fr       event              // the end of a released lease's MinHold (minhold.go)
+	fr       *event             // the end of a released lease's MinHold (minhold.go); nil unless kept
 	kept     bool               // released, but kept in the store until holdUntil
 	failures int                // consecutive failed renewals
 	halted   bool               // ended or released: nothing more is scheduled
@@ -58,8 +66,7 @@ type Lease struct {
 // reports that as the lease's EventRelease and returns ErrClosed.
 func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl, minHold time.Duration) (l *Lease, reported bool, err error) {
 	deadline := c.holdDeadline(g, a.sent, ttl)
-	lctx, cancel := context.WithCancelCause(fence.WithToken(detach(ctx), g.Token))
-	l = &Lease{c: c, ttl: ttl, grant: g, ctx: lctx, cancel: cancel, sent: a.sent, deadline: deadline}
+	l = &Lease{c: c, ttl: ttl, grant: g, values: detach(ctx), sent: a.sent, deadline: deadline}
 	now := c.opts.Clock.Now()
 	if minHold > 0 {
 		l.holdUntil = now.Add(minHold)
@@ -70,13 +77,13 @@ func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl, minHold ti
 		// else. A waiting acquire dropped the grants it found late; this
 		// one passed its deadline since, or came from a single attempt.
 		err := &LostError{Key: g.Key, Token: g.Token, Reason: errLateGrant}
-		cancel(err)
+		l.end(err)
 		l.storeRelease(ctx)
 		return nil, false, err
 	}
 	if c.opts.Observer != nil {
 		if c.isClosed() {
-			cancel(ErrClosed)
+			l.end(ErrClosed)
 			l.storeRelease(ctx)
 			return nil, false, ErrClosed
 		}
@@ -88,7 +95,7 @@ func (c *Client) start(ctx context.Context, g Grant, a acquired, ttl, minHold ti
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		cancel(ErrClosed)
+		l.end(ErrClosed)
 		if reported {
 			l.releaseObserved(ctx) // the grant's end, after its report
 		} else {
@@ -125,14 +132,45 @@ func (l *Lease) Grant() Grant { return l.grant }
 
 // Context returns a context that is cancelled when ownership ends; its
 // cause (context.Cause) says why. It carries the fencing token.
-func (l *Lease) Context() context.Context { return l.ctx }
+func (l *Lease) Context() context.Context {
+	if l.made.Load() {
+		return l.ctx
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.made.Load() {
+		l.ctx, l.cancel = context.WithCancelCause(fence.WithToken(l.values, l.grant.Token))
+		if l.cause != nil {
+			l.cancel(l.cause)
+		}
+		l.made.Store(true)
+	}
+	return l.ctx
+}
+
+// end records why the lease ended and cancels its context with it, if
+// that has been made; the first cause stays, as a context's does.
+func (l *Lease) end(cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cause == nil {
+		l.cause = cause
+	}
+	if l.cancel != nil {
+		l.cancel(l.cause)
+	}
+}
 
 // Done is Context().Done().
-func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
+func (l *Lease) Done() <-chan struct{} { return l.Context().Done() }
 
 // Err returns nil while the lease is held, then why it ended
 // (ErrReleased, or a *LostError).
-func (l *Lease) Err() error { return context.Cause(l.ctx) }
+func (l *Lease) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cause
+}
 
 // Deadline returns the holder-side deadline: t_send of the last successful
 // acquire or renew + TTL*(1-rho) - margin.
@@ -147,7 +185,7 @@ func (l *Lease) Deadline() time.Time {
 // deadline on even if the client's scheduler has not yet cancelled the
 // context.
 func (l *Lease) Remaining() time.Duration {
-	if l.ctx.Err() != nil {
+	if l.Err() != nil {
 		return 0
 	}
 	return max(l.Deadline().Sub(l.c.opts.Clock.Now()), 0)
@@ -191,11 +229,11 @@ func (l *Lease) Release(ctx context.Context) error {
 		}
 		l.c.halt(l) // no deadline, renewal or loss can end it from here on
 		l.c.mu.Unlock()
-		if cause := context.Cause(l.ctx); errors.Is(cause, ErrLost) {
+		if cause := l.Err(); errors.Is(cause, ErrLost) {
 			l.releaseErr = cause
 			return
 		}
-		l.cancel(ErrReleased)
+		l.end(ErrReleased)
 		l.releaseErr = l.releaseObserved(ctx)
 	})
 	return l.releaseErr
@@ -232,9 +270,7 @@ func (l *Lease) storeRelease(ctx context.Context) error {
 	}
 	l.released = true
 	l.mu.Unlock()
-	rctx, cancel := context.WithTimeout(detach(ctx), l.c.opts.ReleaseTimeout)
-	defer cancel()
-	return l.c.store.Release(rctx, l.grant)
+	return l.c.store.Release(l.c.releaseContext(ctx), l.grant)
 }
 
 // detach returns ctx without its cancellation, keeping its values, like

@@ -19,9 +19,9 @@ func (c *Client) keep(l *Lease) bool {
 		return false
 	}
 	l.kept = true
-	l.cancel(ErrReleased)
-	l.fr = event{kind: evFree, l: l}
-	c.at(&l.fr, l.holdUntil)
+	l.end(ErrReleased)
+	l.fr = &event{kind: evFree, l: l}
+	c.at(l.fr, l.holdUntil)
 	return true
 }
 
@@ -33,7 +33,7 @@ func (c *Client) free(l *Lease) {
 		return
 	}
 	c.halt(l)
-	c.bg.Go(func() { _ = l.releaseObserved(l.ctx) })
+	c.bg.Go(func() { _ = l.releaseObserved(l.Context()) })
 }
 
 // dropHold frees a kept lease at once (Close), and returns the store's

@@ -54,9 +54,9 @@ func (c *Client) end(l *Lease, reason error) {
 	if o := c.opts.Observer; o != nil {
 		// Before the cancel: whoever sees the lease's context end can
 		// count on the observer having seen the loss.
-		o.Observe(Event{Context: l.ctx, Kind: EventLost, Key: l.grant.Key, Token: l.grant.Token, Err: lost, Held: c.opts.Clock.Now().Sub(l.sent)})
+		o.Observe(Event{Context: l.Context(), Kind: EventLost, Key: l.grant.Key, Token: l.grant.Token, Err: lost, Held: c.opts.Clock.Now().Sub(l.sent)})
 	}
-	l.cancel(lost)
+	l.end(lost)
 	c.halt(l)
 	c.bg.Go(func() { _ = l.storeRelease(context.Background()) })
 }
@@ -71,7 +71,9 @@ func (c *Client) halt(l *Lease) {
 	l.halted = true
 	c.unschedule(&l.dl)
 	c.unschedule(&l.rn)
-	c.unschedule(&l.fr)
+	if l.fr != nil {
+		c.unschedule(l.fr)
+	}
 	if l.rcancel != nil {
 		l.rcancel()
 		l.rcancel = nil
@@ -123,7 +125,7 @@ func (c *Client) settle(l *Lease, r renewResult) {
 		return
 	}
 	if o := c.opts.Observer; o != nil {
-		e := Event{Context: l.ctx, Kind: EventRenew, Key: l.grant.Key, Token: l.grant.Token, Err: r.err, Latency: r.took}
+		e := Event{Context: l.Context(), Kind: EventRenew, Key: l.grant.Key, Token: l.grant.Token, Err: r.err, Latency: r.took}
 		if r.err != nil {
 			e.Remaining = l.Remaining()
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,8 @@ type cpu64Stats struct {
 	server       float64            // redis-server main-thread seconds
 	usec         map[string]float64 // INFO commandstats usec per command
 	calls        map[string]float64 // and calls
+	mallocs      uint64             // heap allocations of the client process
+	bytes        uint64             // and their bytes
 	n            int
 }
 
@@ -37,7 +40,9 @@ type cpu64Stats struct {
 // costs the CPU that limits the throughput on a machine whose cores the
 // clients and redis-server share: redis-server's main-thread CPU per cycle
 // (INFO cpu), its commands per cycle and usec_per_call of each (INFO
-// commandstats; a script's usec includes its calls') and the client process's CPU (getrusage). The
+// commandstats; a script's usec includes its calls') and the client process's CPU (getrusage)
+// and heap allocations (the readings' own, the commands' and INFO's, are
+// counted too, alike for every implementation). The
 // implementations run in blocks of 5,000 cycles, starting with the next one
 // every round, so that the load drifts over all of them alike. One op is
 // one round; it prints a "CPU64 <impl> ..." line per implementation.
@@ -68,6 +73,8 @@ func BenchmarkCPU64(b *testing.B) {
 			i := (r + k) % len(names)
 			s := stats[i]
 			calls0, usec0 := commandStats(ctx, b, admin)
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
 			server0, client0, t0 := mainThreadCPU(ctx, b, admin), processCPU(), time.Now()
 			if err := cpu64Block64(ctx, tries[i], fmt.Sprintf("bench/cpu64/%d/%d/%s", b.N, r, names[i]), cpu64Block); err != nil {
 				b.Fatalf("%s: %v", names[i], err)
@@ -75,6 +82,9 @@ func BenchmarkCPU64(b *testing.B) {
 			s.wall += time.Since(t0)
 			s.client += processCPU() - client0
 			s.server += mainThreadCPU(ctx, b, admin) - server0
+			runtime.ReadMemStats(&m1)
+			s.mallocs += m1.Mallocs - m0.Mallocs
+			s.bytes += m1.TotalAlloc - m0.TotalAlloc
 			calls1, usec1 := commandStats(ctx, b, admin)
 			for c, v := range usec1 {
 				s.usec[c] += v - usec0[c]
@@ -88,8 +98,9 @@ func BenchmarkCPU64(b *testing.B) {
 	for i, name := range names {
 		s := stats[i]
 		n := float64(s.n)
-		fmt.Printf("CPU64 %-18s %7.0f cycles/s  server %5.2f µs/cycle  client %5.2f µs/cycle  %s\n",
-			name, n/s.wall.Seconds(), s.server*1e6/n, float64(s.client.Nanoseconds())/1000/n, usecPerCall(s))
+		fmt.Printf("CPU64 %-18s %7.0f cycles/s  server %5.2f µs/cycle  client %5.2f µs/cycle  %5.1f allocs/cycle %6.0f B/cycle  %s\n",
+			name, n/s.wall.Seconds(), s.server*1e6/n, float64(s.client.Nanoseconds())/1000/n,
+			float64(s.mallocs)/n, float64(s.bytes)/n, usecPerCall(s))
 	}
 }
 
