@@ -2,9 +2,10 @@ package zookeeper
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/leasehold-go/leasehold/internal/bounded"
 )
 
 // maxParents bounds the key nodes a store remembers as verified.
@@ -22,44 +23,22 @@ const maxParents = 4096
 // reads its queue and its node, so that a node that is not leasehold's is
 // refused before the store writes its data.
 type verifiedParents struct {
-	mu sync.Mutex
-	m  map[string]int64
+	m bounded.Map[int64] // at most maxParents
 }
 
 func newVerifiedParents() *verifiedParents {
-	return &verifiedParents{m: map[string]int64{}}
+	return &verifiedParents{m: bounded.Map[int64]{Max: maxParents}}
 }
 
 // put remembers parent as verified at creation zxid czxid.
-func (v *verifiedParents) put(parent string, czxid int64) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if _, ok := v.m[parent]; !ok && len(v.m) >= maxParents {
-		for p := range v.m { // drop about half, any half
-			delete(v.m, p)
-			if len(v.m) < maxParents/2 {
-				break
-			}
-		}
-	}
-	v.m[parent] = czxid
-}
+func (v *verifiedParents) put(parent string, czxid int64) { v.m.Put(parent, czxid) }
 
 // get returns the creation zxid parent was verified at; ok is false if it
 // is not remembered.
-func (v *verifiedParents) get(parent string) (czxid int64, ok bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	czxid, ok = v.m[parent]
-	return czxid, ok
-}
+func (v *verifiedParents) get(parent string) (czxid int64, ok bool) { return v.m.Get(parent) }
 
 // drop forgets parent.
-func (v *verifiedParents) drop(parent string) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	delete(v.m, parent)
-}
+func (v *verifiedParents) drop(parent string) { v.m.Delete(parent) }
 
 // created is what a create told of the attempt's node: its path and, when
 // the create was a multi on a verified parent, its creation zxid and

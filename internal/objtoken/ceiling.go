@@ -9,8 +9,9 @@ package objtoken
 
 import (
 	"math"
-	"sync"
 	"time"
+
+	"github.com/leasehold-go/leasehold/internal/bounded"
 )
 
 // Step is how far past the token it grants an acquire that raises a
@@ -49,41 +50,19 @@ func Next(last, ceiling uint64, now time.Time) (uint64, bool) {
 
 // MaxReleased bounds the objects a Released remembers. Forgetting one
 // costs its next acquire a read, nothing else.
-const MaxReleased = 1024
+const MaxReleased = bounded.DefaultMax
 
 // Released remembers, by object name, what a store's own release left
 // there (its version, token and ceiling: the store's T). The zero value
 // is ready to use; it is safe for concurrent use.
 type Released[T any] struct {
-	mu sync.Mutex
-	m  map[string]T
+	m bounded.Map[T] // at most MaxReleased
 }
 
 // Put remembers v for name, forgetting about half of the others first
 // when MaxReleased are remembered.
-func (r *Released[T]) Put(name string, v T) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]T{}
-	}
-	if _, ok := r.m[name]; !ok && len(r.m) >= MaxReleased {
-		for n := range r.m { // drop about half, any half
-			delete(r.m, n)
-			if len(r.m) < MaxReleased/2 {
-				break
-			}
-		}
-	}
-	r.m[name] = v
-}
+func (r *Released[T]) Put(name string, v T) { r.m.Put(name, v) }
 
 // Take returns what is remembered for name and forgets it, so that it is
 // tried once.
-func (r *Released[T]) Take(name string) (T, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	v, ok := r.m[name]
-	delete(r.m, name)
-	return v, ok
-}
+func (r *Released[T]) Take(name string) (T, bool) { return r.m.Take(name) }

@@ -62,8 +62,8 @@ func TestReleased(t *testing.T) {
 	}
 	for i := range 3 * MaxReleased {
 		r.Put(fmt.Sprint(i), i)
-		if len(r.m) > MaxReleased {
-			t.Fatalf("%d remembered, more than %d", len(r.m), MaxReleased)
+		if r.m.Len() > MaxReleased {
+			t.Fatalf("%d remembered, more than %d", r.m.Len(), MaxReleased)
 		}
 	}
 	if v, ok := r.Take(fmt.Sprint(3*MaxReleased - 1)); !ok || v != 3*MaxReleased-1 {
