@@ -126,7 +126,7 @@ func (s *Store) enqueue(ctx context.Context, ss *session, parent, id, label stri
 // made.
 func (s *Store) create(ctx context.Context, ss *session, parent, id, label string) (created, error) {
 	var c created
-	want, verified := s.parents.get(parent)
+	want, verified := s.parents.Get(parent)
 	err := ss.callOr(ctx, func() (err error) {
 		if verified {
 			c, err = s.createOnVerified(ss, parent, id, label, want)

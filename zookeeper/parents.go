@@ -4,8 +4,6 @@ import (
 	"errors"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/leasehold-go/leasehold/internal/bounded"
 )
 
 // maxParents bounds the key nodes a store remembers as verified.
@@ -13,32 +11,16 @@ import (
 // path that verifies it again.
 const maxParents = 4096
 
-// verifiedParents remember the key nodes this store has read as
-// leasehold's (a list that found a parent's data the length of parentMark,
-// the parent not ephemeral, and every child named as leasehold names its
-// nodes), by their creation zxid, which tells the node apart from one made
-// later at the same path. An acquire on a remembered parent creates its
-// node in a multi that also writes the parent's mark again (see
-// createOnVerified); on any other parent it creates its node alone and
-// reads its queue and its node, so that a node that is not leasehold's is
-// refused before the store writes its data.
-type verifiedParents struct {
-	m bounded.Map[int64] // at most maxParents
-}
-
-func newVerifiedParents() *verifiedParents {
-	return &verifiedParents{m: bounded.Map[int64]{Max: maxParents}}
-}
-
-// put remembers parent as verified at creation zxid czxid.
-func (v *verifiedParents) put(parent string, czxid int64) { v.m.Put(parent, czxid) }
-
-// get returns the creation zxid parent was verified at; ok is false if it
-// is not remembered.
-func (v *verifiedParents) get(parent string) (czxid int64, ok bool) { return v.m.Get(parent) }
-
-// drop forgets parent.
-func (v *verifiedParents) drop(parent string) { v.m.Delete(parent) }
+// The store's parents (a bounded.Map of at most maxParents, by key node
+// path) remember the key nodes this store has read as leasehold's (a list
+// that found a parent's data the length of parentMark, the parent not
+// ephemeral, and every child named as leasehold names its nodes), by their
+// creation zxid, which tells the node apart from one made later at the
+// same path. An acquire on a remembered parent creates its node in a multi
+// that also writes the parent's mark again (see createOnVerified); on any
+// other parent it creates its node alone and reads its queue and its node,
+// so that a node that is not leasehold's is refused before the store
+// writes its data.
 
 // created is what a create told of the attempt's node: its path and, when
 // the create was a multi on a verified parent, its creation zxid and
@@ -72,14 +54,14 @@ func (s *Store) createOnVerified(ss *session, parent, id, label string, want int
 	}
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			s.parents.drop(parent)
+			s.parents.Delete(parent)
 		}
 		return created{}, err
 	}
 	c := created{path: res[0].String}
 	st := res[1].Stat
 	if st == nil || st.Czxid != want || st.EphemeralOwner != 0 {
-		s.parents.drop(parent)
+		s.parents.Delete(parent)
 		return c, nil
 	}
 	c.czxid, c.alone = st.Mzxid, st.NumChildren == 1

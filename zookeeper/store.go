@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/leasehold-go/leasehold"
+	"github.com/leasehold-go/leasehold/internal/bounded"
 	"github.com/leasehold-go/leasehold/internal/sessionpool"
 )
 
@@ -65,7 +66,7 @@ type Store struct {
 	baseMu sync.Mutex
 	baseOK bool // the base path exists
 
-	parents *verifiedParents // the key nodes read as leasehold's
+	parents bounded.Map[int64] // the key nodes read as leasehold's, by creation zxid (parents.go)
 
 	sessions *sessionpool.Pool[*session] // by TTL class; also the closed flag, background context and goroutines
 }
@@ -96,7 +97,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		dial:    opts.DialTimeout,
 		logger:  opts.Logger,
 		acl:     zk.WorldACL(zk.PermAll),
-		parents: newVerifiedParents(),
+		parents: bounded.Map[int64]{Max: maxParents},
 	}
 	s.sessions = sessionpool.New(func(class time.Duration) *session { return newSession(s, class) }, s.closedErr)
 	if opts.Auth != "" {

@@ -94,15 +94,15 @@ func (s *Store) list(ctx context.Context, ss *session, op, parent string) ([]nod
 		return nil, s.storeErr(ctx, op, parent, err)
 	}
 	if stat.EphemeralOwner != 0 || int(stat.DataLength) != len(parentMark) {
-		s.parents.drop(parent)
+		s.parents.Delete(parent)
 		return nil, foreign(op, parent, "not a key node of leasehold's (not its container)")
 	}
 	q, bad, why := queue(kids)
 	if bad != "" {
-		s.parents.drop(parent)
+		s.parents.Delete(parent)
 		return nil, foreign(op, parent+"/"+bad, "not named as leasehold names its nodes: "+why.Error())
 	}
-	s.parents.put(parent, stat.Czxid)
+	s.parents.Put(parent, stat.Czxid)
 	return q, nil
 }
 
